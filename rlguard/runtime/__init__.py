@@ -1,0 +1,1 @@
+"""rlguard's runtime half (being written)."""
