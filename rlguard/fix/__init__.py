@@ -1,0 +1,1 @@
+"""``rlguard fix``: apply what rules proposed, verify it in memory, then write atomically."""

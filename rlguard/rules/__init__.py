@@ -1,0 +1,38 @@
+"""The rule registry: every ``rlgNNN_*.py`` module in this package holds exactly one rule.
+
+Codes are stable. Discovery by module name keeps adding a rule to one new file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+
+from rlguard.rules.base import Rule
+
+_RULE_MODULE = re.compile(r"^rlg\d{3}_\w+$")
+
+
+def _discover() -> tuple[type[Rule], ...]:
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if _RULE_MODULE.match(info.name):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            rules = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Rule) and v is not Rule
+                     and v.__module__ == module.__name__]
+            if len(rules) != 1:
+                raise ImportError(f"{module.__name__} must define exactly one rule, found {len(rules)}")
+            found.append(rules[0])
+    return tuple(found)
+
+
+RULES: tuple[type[Rule], ...] = _discover()
+RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in RULES}
+
+# Diagnostics the engine itself emits; they are not rules and cannot be selected away.
+ENGINE_CODES: dict[str, str] = {
+    "RLG000": "parse-error",
+    "RLG100": "unused-suppression",
+    "RLG999": "internal-error",
+}

@@ -1,0 +1,5 @@
+import sys
+
+from rlguard.cli import main
+
+sys.exit(main())

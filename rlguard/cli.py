@@ -1,0 +1,98 @@
+"""Command-line parsing only: it reads arguments, calls the engine, and picks a reporter.
+
+Exit codes: 0 no findings, 1 findings, 2 usage or configuration error. No traceback
+reaches the user: anything unexpected becomes one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+from rlguard import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep one line, no usage dump
+        raise UsageError(f"{self.prog}: {message}")
+
+
+class UsageError(Exception):
+    pass
+
+
+def _codes(value: str) -> list[str]:
+    return [code.strip().upper() for code in value.split(",") if code.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rlguard", description="Lint and fix TorchRL/tensordict code.")
+    parser.add_argument("--version", action="version", version=f"rlguard {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def lint_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("paths", nargs="*", help="files or folders (default: the current folder)")
+        sub.add_argument("--select", type=_codes, help="only these rule codes (comma-separated; prefixes allowed)")
+        sub.add_argument("--ignore", type=_codes, default=[], help="skip these rule codes")
+        sub.add_argument("--target-torchrl", metavar="VERSION", help="judge against this torchrl version")
+        sub.add_argument("--jobs", "-j", type=int, help="worker processes (default: all cores; 1 runs in-process)")
+        sub.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+        sub.add_argument("--cache-dir", help="where the cache lives (default: .rlguard_cache at the project root)")
+        sub.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+        sub.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+        sub.add_argument("--diff", action="store_true", help="print the fixes as a diff and write nothing")
+
+    check = commands.add_parser("check", help="report findings")
+    lint_options(check)
+    check.add_argument("--format", choices=["text", "json", "github", "sarif"], default="text")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--statistics", action="store_true", help="print a count per rule")
+    check.add_argument("--show-unused-noqa", action="store_true", help="also report suppressions that silence nothing")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes (like `rlguard fix`)")
+
+    fix = commands.add_parser("fix", help="apply fixes and write the files")
+    lint_options(fix)
+
+    commands.add_parser("rules", help="list the rules")
+    explain = commands.add_parser("explain", help="print one rule's documentation")
+    explain.add_argument("code")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # last resort: one line, never a traceback
+        print(f"rlguard: internal error: {type(error).__name__}: {error} (please report it)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help()
+        return EXIT_USAGE
+    if args.command == "rules":
+        from rlguard.docs import rules_table
+
+        print(rules_table())
+        return EXIT_CLEAN
+    if args.command == "explain":
+        from rlguard.docs import explain
+
+        text = explain(args.code)
+        if text is None:
+            raise UsageError(f"unknown rule code {args.code!r}; `rlguard rules` lists them")
+        print(text)
+        return EXIT_CLEAN
+    from rlguard.commands import run_lint
+
+    return run_lint(args)

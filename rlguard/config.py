@@ -1,0 +1,166 @@
+"""``[tool.rlguard]`` in the nearest pyproject.toml, validated into a frozen Config.
+
+Every bad key or value is an error naming the file and the key: nothing is ignored silently.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from rlguard.rules import RULES_BY_CODE, ENGINE_CODES
+
+_VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
+_TOP_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout", "max-file-size")
+
+
+class ConfigError(Exception):
+    """A configuration problem; its message is one line naming the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Optional[str] = None  # the pyproject.toml read, if any
+    root: str = "."  # its directory: where relative excludes and the cache live
+    select: Optional[tuple[str, ...]] = None
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    target_torchrl: Optional[str] = None
+    rule_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    timeout: float = 10.0  # seconds per file
+    max_file_size: int = 10_000_000  # bytes
+
+
+def find_pyproject(start: str) -> Optional[str]:
+    current = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def load_config(start: str = ".") -> Config:
+    path = find_pyproject(start)
+    if path is None:
+        return Config(root=os.path.abspath(start if os.path.isdir(start) else "."))
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from None
+    section = document.get("tool", {}).get("rlguard", {})
+    return parse_config(section, path)
+
+
+def parse_config(section: Any, path: str) -> Config:
+    where = f"{path}: [tool.rlguard]"
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where} must be a table")
+    for key in section:
+        if key not in _TOP_KEYS:
+            raise ConfigError(f"{where}: unknown key {key!r}{_did_you_mean(key, _TOP_KEYS)}")
+    select = section.get("select")
+    return Config(
+        path=path,
+        root=os.path.dirname(os.path.abspath(path)),
+        select=tuple(_codes(select, f"{where} select")) if select is not None else None,
+        ignore=tuple(_codes(section.get("ignore", []), f"{where} ignore")),
+        exclude=tuple(_strings(section.get("exclude", []), f"{where} exclude")),
+        per_file_ignores=_per_file_ignores(section.get("per-file-ignores", {}), where),
+        target_torchrl=_version(section.get("target-torchrl"), f"{where} target-torchrl"),
+        rule_options=_rule_options(section.get("rules", {}), where),
+        timeout=_positive(section.get("timeout", 10.0), f"{where} timeout"),
+        max_file_size=int(_positive(section.get("max-file-size", 10_000_000), f"{where} max-file-size")),
+    )
+
+
+def validate_codes(codes: Any, where: str) -> list[str]:
+    """Rule codes from config or the command line; unknown codes are errors."""
+    return _codes(codes, where)
+
+
+def validate_version(value: Optional[str], where: str) -> Optional[str]:
+    return _version(value, where)
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+    return value
+
+
+def _codes(value: Any, where: str) -> list[str]:
+    codes = [c.strip().upper() for c in (value.split(",") if isinstance(value, str) else _strings(value, where))]
+    known = set(RULES_BY_CODE) | set(ENGINE_CODES)
+    for code in codes:
+        if code == "ALL" or code in known or any(k.startswith(code) for k in known) and code.startswith("RLG"):
+            continue
+        raise ConfigError(f"{where}: unknown rule code {code!r}{_did_you_mean(code, sorted(known))}")
+    return codes
+
+
+def _version(value: Any, where: str) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _VERSION.match(value.strip()):
+        raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1'")
+    return value.strip()
+
+
+def _positive(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{where} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} per-file-ignores must be a table of glob = [codes]")
+    return tuple((glob, tuple(_codes(codes, f"{where} per-file-ignores {glob!r}"))) for glob, codes in value.items())
+
+
+def _rule_options(value: Any, where: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} rules must be a table of [tool.rlguard.rules.RLGxxx] tables")
+    options: dict[str, dict[str, Any]] = {}
+    for code, table in value.items():
+        rule = RULES_BY_CODE.get(code)
+        if rule is None:
+            raise ConfigError(f"{where}.rules: unknown rule code {code!r}{_did_you_mean(code, RULES_BY_CODE)}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}.rules.{code} must be a table")
+        declared = {option.name: option for option in rule.options}
+        for key, setting in table.items():
+            option = declared.get(key)
+            if option is None:
+                hint = _did_you_mean(key, declared) or (f"; {code} has options: {', '.join(declared)}" if declared else f"; {code} has no options")
+                raise ConfigError(f"{where}.rules.{code}: unknown option {key!r}{hint}")
+            _check_option_type(setting, option.kind, f"{where}.rules.{code}.{key}")
+        options[code] = dict(table)
+    return options
+
+
+def _check_option_type(value: Any, kind: type, where: str) -> None:
+    if kind is list:
+        _strings(value, where)
+    elif kind is bool and not isinstance(value, bool) or kind is not bool and (isinstance(value, bool) or not isinstance(value, kind)):
+        raise ConfigError(f"{where} must be a {kind.__name__}, got {value!r}")

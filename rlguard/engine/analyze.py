@@ -1,0 +1,140 @@
+"""Check one file: decode, pre-filter, parse, one walk with every needed rule, positions.
+
+This runs in worker processes; it returns plain data (no CST) so results can travel and be cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+import libcst as cst
+
+from rlguard.engine.context import FileContext
+from rlguard.engine.findings import Finding, FixSummary, PendingFinding, Span
+from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
+from rlguard.engine.parse import ParseError, Source, decode, parse
+from rlguard.engine.positions import spans_for
+from rlguard.engine.prefilter import rules_needed
+from rlguard.engine.suppress import Suppression, find_suppressions
+from rlguard.engine.traversal import bookkeeping, walk
+from rlguard.rules import ENGINE_CODES, RULES_BY_CODE
+from rlguard.rules.base import Report, Rule
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides a file's verdict besides its content (part of the cache key)."""
+
+    codes: tuple[str, ...]  # selected rules
+    target: tuple[int, ...]
+    options: Mapping[str, Mapping[str, Any]]  # per rule, defaults filled in
+    tokens: Mapping[str, tuple[tuple[str, ...], ...]]  # pre-filter groups per rule, derived names added
+    max_file_size: int = 10_000_000
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(repr((self.codes, self.target, sorted((k, sorted(v.items())) for k, v in self.options.items()),
+                                    sorted(self.tokens.items()), self.max_file_size)).encode()).hexdigest()
+
+
+@dataclass
+class FileResult:
+    path: str
+    pending: list[PendingFinding] = field(default_factory=list)
+    facts: Optional[FileFacts] = None
+    suppressions: list[Suppression] = field(default_factory=list)
+    parsed: bool = False
+    skipped: Optional[str] = None  # a reason, when the file was not checked at all
+
+
+@dataclass
+class Analysis:
+    """A file's result plus the in-memory pieces the fixer needs."""
+
+    result: FileResult
+    source: Optional[Source] = None
+    module: Optional[cst.Module] = None
+    reports: list[tuple[type[Rule], Report]] = field(default_factory=list)
+
+
+def engine_finding(path: str, code: str, line: int, column: int, message: str) -> Finding:
+    return Finding(path, Span(line, column, line, column), code, ENGINE_CODES[code], message)
+
+
+def analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex] = None) -> FileResult:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(settings.max_file_size + 1)
+    except OSError as error:
+        return FileResult(path, skipped=f"cannot read: {error.strerror or error}")
+    if len(data) > settings.max_file_size:
+        return FileResult(path, skipped=f"larger than max-file-size ({settings.max_file_size} bytes)")
+    return analyze_bytes(path, data, settings, index).result
+
+
+def analyze_bytes(path: str, data: bytes, settings: Settings, index: Optional[ProjectIndex] = None,
+                  facts_only: bool = False) -> Analysis:
+    decoded = decode(data)
+    if isinstance(decoded, ParseError):
+        return _parse_error(path, decoded)
+    codes = [] if facts_only else rules_needed(decoded.text, {c: settings.tokens[c] for c in settings.codes})
+    if not codes and not facts_only:
+        return Analysis(FileResult(path), decoded)
+    module = parse(decoded)
+    if isinstance(module, ParseError):
+        return _parse_error(path, module)
+    try:
+        return _check_module(path, decoded, module, codes, settings, index)
+    except RecursionError:
+        return _internal_error(path, decoded, "too deeply nested to analyse")
+    except Exception as error:  # a rule bug must not end the run: report it on this file
+        return _internal_error(path, decoded, f"internal error ({type(error).__name__}: {error}); please report it")
+
+
+def _parse_error(path: str, error: ParseError) -> Analysis:
+    finding = engine_finding(path, "RLG000", error.line, error.column, error.message)
+    return Analysis(FileResult(path, [PendingFinding(finding)], parsed=False))
+
+
+def _internal_error(path: str, source: Source, message: str) -> Analysis:
+    finding = engine_finding(path, "RLG999", 1, 1, message)
+    return Analysis(FileResult(path, [PendingFinding(finding)], suppressions=find_suppressions(source.text), parsed=True), source)
+
+
+def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
+                  index: Optional[ProjectIndex]) -> Analysis:
+    module_name, is_package = module_name_for(path)
+    notable = frozenset().union(*(RULES_BY_CODE[c].notable_callees(settings.options.get(c, {})) for c in codes)) if codes else frozenset()
+    ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index, notable.__contains__)
+    rules = [RULES_BY_CODE[code](ctx) for code in codes]
+    on_visit, on_leave = bookkeeping(ctx)
+    for rule in rules:
+        _register(rule, on_visit, on_leave)
+    walk(module, on_visit, on_leave)
+
+    reports = [(type(rule), report) for rule in rules for report in rule.reports]
+    wanted = [r.node for _, r in reports] + [node for _, node in ctx.line_requests]
+    spans = spans_for(module, wanted) if wanted else {}
+    for fact, node in ctx.line_requests:
+        fact.line = spans[id(node)].line if id(node) in spans else 0
+    pending = [_pending(path, rule, report, spans) for rule, report in reports]
+    suppressions = find_suppressions(source.text) if pending else []
+    result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
+    return Analysis(result, source, module, reports)
+
+
+def _register(rule: Rule, on_visit: dict, on_leave: dict) -> None:
+    for attribute in dir(type(rule)):
+        prefix, _, node_name = attribute.partition("_")
+        if prefix in ("visit", "leave") and node_name and hasattr(cst, node_name):
+            table = on_visit if prefix == "visit" else on_leave
+            handlers = table.setdefault(getattr(cst, node_name), [])
+            # Visits run after the engine's bookkeeping; leaves run before it.
+            handlers.append(getattr(rule, attribute)) if prefix == "visit" else handlers.insert(0, getattr(rule, attribute))
+
+
+def _pending(path: str, rule: type[Rule], report: Report, spans: dict[int, Span]) -> PendingFinding:
+    span = spans.get(id(report.node), Span(1, 1, 1, 1))
+    fix = FixSummary(report.fix.applicability, report.fix.description) if report.fix else None
+    return PendingFinding(Finding(path, span, rule.code, rule.name, report.message, fix), report.requires)

@@ -1,0 +1,63 @@
+"""A content-addressed result cache: a second run on an unchanged tree parses nothing.
+
+A file's entry is keyed by its bytes, rlguard's version and the settings. Verdicts that
+depend on other files are not cached as verdicts: the cached part is each file's facts
+and pending findings, and the project index is re-resolved from them on every run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from typing import Optional
+
+from rlguard import __version__
+from rlguard.engine.analyze import FileResult
+
+_GITIGNORE = "# Created by rlguard; the cache is local state.\n*\n"
+
+
+class ResultCache:
+    def __init__(self, directory: str, fingerprint: str) -> None:
+        self.directory = directory
+        self._salt = f"{__version__}:{fingerprint}".encode()
+        self._ready = False
+
+    def key(self, path: str, data: bytes) -> str:
+        digest = hashlib.sha256(self._salt)
+        digest.update(os.path.abspath(path).encode())
+        digest.update(b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def get(self, key: str) -> Optional[FileResult]:
+        try:
+            with open(os.path.join(self.directory, key[:2], key), "rb") as handle:
+                value = pickle.load(handle)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+            return None  # missing or corrupt entries are simply recomputed
+        return value if isinstance(value, FileResult) else None
+
+    def put(self, key: str, result: FileResult) -> None:
+        try:
+            self._prepare()
+            folder = os.path.join(self.directory, key[:2])
+            os.makedirs(folder, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            with os.fdopen(handle, "wb") as out:
+                pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, os.path.join(folder, key))
+        except OSError:
+            pass  # a read-only or full disk only costs speed
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        marker = os.path.join(self.directory, ".gitignore")
+        if not os.path.exists(marker):
+            with open(marker, "w", encoding="utf-8") as out:
+                out.write(_GITIGNORE)
+        self._ready = True

@@ -1,0 +1,211 @@
+"""What rules know about the file being walked: names, scopes, bindings, enclosing class.
+
+The traversal keeps this up to date as it walks, so every rule shares one resolution
+instead of re-deriving it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import libcst as cst
+
+from rlguard.engine.index import AttrFact, ClassFacts, FileFacts, ProjectIndex
+from rlguard.engine.names import ImportTable, dotted_name
+
+
+@dataclass
+class Binding:
+    """The latest thing a name was bound to in a scope, in source order."""
+
+    value: Optional[cst.BaseExpression] = None  # the assigned expression, when simple
+    annotation: Optional[cst.BaseExpression] = None  # a parameter's or variable's annotation
+    opaque: bool = False  # bound by something we do not model (loop target, unpacking, ...)
+
+
+@dataclass
+class Scope:
+    kind: str  # "module", "class" or "function"
+    node: Optional[cst.CSTNode]
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    class_facts: Optional[ClassFacts] = None  # for class scopes
+    self_name: Optional[str] = None  # for methods: the first parameter's name
+
+
+class FileContext:
+    """Per-file state shared by all rules during the single traversal."""
+
+    def __init__(
+        self,
+        path: str,
+        module: str,
+        is_package: bool,
+        target: tuple[int, ...],
+        options: dict[str, dict[str, Any]],
+        index: Optional[ProjectIndex] = None,
+        notable_callee: Callable[[str], bool] = lambda _: False,
+    ) -> None:
+        self.path = path
+        self.target = target
+        self.options = options  # rule code -> its configured options
+        self.index = index  # complete only in the fix pass; rules use requirements otherwise
+        self.imports = ImportTable(module, is_package)
+        self.scopes: list[Scope] = [Scope("module", None)]
+        self.facts = FileFacts(path, module, self.imports.names)
+        # Source lines cost a codegen pass, so only facts some rule declared notable get one.
+        self._notable_callee = notable_callee
+        self.line_requests: list[tuple[AttrFact, cst.CSTNode]] = []
+
+    # ----- queries for rules -----
+    @property
+    def module(self) -> str:
+        return self.imports.module
+
+    def lookup(self, name: str) -> Optional[Binding]:
+        """The binding of a name as seen from the current scope (class scopes are not enclosing)."""
+        innermost = len(self.scopes) - 1
+        for position in range(innermost, -1, -1):
+            scope = self.scopes[position]
+            if scope.kind == "class" and position != innermost:
+                continue
+            if name in scope.bindings:
+                return scope.bindings[name]
+        return None
+
+    def qualname(self, node: cst.CSTNode) -> Optional[str]:
+        """Fully qualified name of a Name/Attribute, unless its head is a local variable."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head = dotted.partition(".")[0]
+        binding = self.lookup(head)
+        if binding is not None and head not in self.imports.names:
+            return None
+        if binding is not None and (binding.value is not None or binding.opaque):
+            return None  # an import later rebound by assignment
+        return self.imports.resolve_dotted(dotted)
+
+    def callee(self, node: cst.CSTNode) -> Optional[str]:
+        """Qualified name of the function a Call calls."""
+        return self.qualname(node.func) if isinstance(node, cst.Call) else None
+
+    def value_of(self, node: cst.BaseExpression, depth: int = 4) -> cst.BaseExpression:
+        """Follow simple name bindings (``x = expr``) to the expression behind a name."""
+        while depth and isinstance(node, cst.Name):
+            binding = self.lookup(node.value)
+            if binding is None or binding.value is None:
+                break
+            node = binding.value
+            depth -= 1
+        return node
+
+    @property
+    def current_class(self) -> Optional[ClassFacts]:
+        """The class whose body (or method) the traversal is in."""
+        for scope in reversed(self.scopes):
+            if scope.class_facts is not None:
+                return scope.class_facts
+        return None
+
+    @property
+    def current_function(self) -> Optional[cst.FunctionDef]:
+        for scope in reversed(self.scopes):
+            if scope.kind == "function":
+                return scope.node  # type: ignore[return-value]
+        return None
+
+    def self_name(self) -> Optional[str]:
+        """Name of ``self`` when directly inside a method."""
+        scope = self.scopes[-1]
+        if scope.kind == "function" and len(self.scopes) >= 2 and self.scopes[-2].kind == "class":
+            return scope.self_name
+        return None
+
+    def is_self_attr(self, node: cst.CSTNode) -> Optional[str]:
+        """``attr`` when node is ``self.attr`` inside a method, else None."""
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and self.current_class is not None
+        ):
+            for scope in reversed(self.scopes):
+                if scope.kind == "function" and scope.self_name == node.value.value:
+                    return node.attr.value
+        return None
+
+    # ----- updates, called by the traversal -----
+    def enter_class(self, node: cst.ClassDef) -> None:
+        outer = self.current_class
+        prefix = outer.qualname if outer is not None else self.module
+        qualname = f"{prefix}.{node.name.value}" if prefix else node.name.value
+        bases = tuple(self._base_name(arg.value) for arg in node.bases if arg.keyword is None)
+        decorators = tuple(self.qualname(d.decorator) or dotted_name(d.decorator) or "" for d in node.decorators)
+        facts = ClassFacts(qualname, self.path, bases, decorators)
+        self.facts.classes[qualname] = facts
+        if outer is None and len(self.scopes) == 1:
+            self.imports.add_local_class(node.name.value)
+        self.scopes[-1].bindings.pop(node.name.value, None)
+        self.scopes.append(Scope("class", node, class_facts=facts))
+
+    def _base_name(self, expr: cst.BaseExpression) -> str:
+        if isinstance(expr, cst.Subscript):  # Generic[T], Base[...]
+            expr = expr.value
+        return self.qualname(expr) or dotted_name(expr) or "?"
+
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        enclosing = self.scopes[-1]
+        if enclosing.kind == "class" and enclosing.class_facts is not None:
+            enclosing.class_facts.methods.add(node.name.value)
+        enclosing.bindings[node.name.value] = Binding(opaque=True)
+        scope = Scope("function", node)
+        params = node.params
+        ordered = [*params.posonly_params, *params.params]
+        if enclosing.kind == "class" and ordered and not _is_static(node):
+            scope.self_name = ordered[0].name.value
+        for param in (*ordered, *params.kwonly_params):
+            scope.bindings[param.name.value] = Binding(annotation=param.annotation.annotation if param.annotation else None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bindings[star.name.value] = Binding(opaque=True)
+        self.scopes.append(scope)
+
+    def leave_scope(self) -> None:
+        self.scopes.pop()
+
+    def bind(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], annotation=None) -> None:
+        """Record an assignment target: names in the current scope, ``self.x`` in class facts."""
+        if isinstance(target, cst.Name):
+            self.scopes[-1].bindings[target.value] = Binding(value=value, annotation=annotation)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.bind_opaque(element.value)
+        elif value is not None:
+            attr = self.is_self_attr(target)
+            if attr is not None:
+                self._record_attr(attr, value)
+
+    def bind_opaque(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.scopes[-1].bindings[target.value] = Binding(opaque=True)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.bind_opaque(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind_opaque(target.value)
+
+    def _record_attr(self, attr: str, value: cst.BaseExpression) -> None:
+        from rlguard.rules.matchers import is_tensor_valued  # shared matcher; rules import the engine
+
+        resolved = self.value_of(value)
+        cls = self.current_class
+        assert cls is not None
+        callee = self.callee(resolved)
+        fact = AttrFact(line=0, callee=callee, tensor=is_tensor_valued(resolved, self))
+        cls.attrs.setdefault(attr, []).append(fact)
+        if callee is not None and self._notable_callee(callee):
+            self.line_requests.append((fact, value))
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in node.decorators)

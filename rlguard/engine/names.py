@@ -1,0 +1,101 @@
+"""Per-file name resolution: an import table filled during the single traversal.
+
+This replaces libcst's Scope/QualifiedName providers, which cost several times the parse.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Optional
+
+import libcst as cst
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def dotted_name(node: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def module_of_import_from(node: cst.ImportFrom, current_module: str, is_package: bool) -> Optional[str]:
+    """The absolute module an ImportFrom reads from, resolving leading dots."""
+    base = dotted_name(node.module) if node.module is not None else None
+    level = len(node.relative)
+    if level == 0:
+        return base
+    parts = current_module.split(".") if current_module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    if base:
+        parts.append(base)
+    return ".".join(parts) or None
+
+
+class ImportTable:
+    """Maps local names to the fully qualified names they were imported as."""
+
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.module = module
+        self.is_package = is_package
+        self.names: dict[str, str] = {}
+        self.local_classes: set[str] = set()
+
+    def add_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.names[alias.asname.name.value] = full
+            else:
+                # ``import a.b`` binds ``a``; ``a.b.x`` then resolves through it.
+                head = full.split(".")[0]
+                self.names[head] = head
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        source = module_of_import_from(node, self.module, self.is_package)
+        if source is None:
+            return
+        for alias in node.names:
+            imported = dotted_name(alias.name)
+            if imported is None:
+                continue
+            local = imported
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.names[local] = f"{source}.{imported}"
+
+    def add_local_class(self, name: str) -> None:
+        self.local_classes.add(name)
+        self.names[name] = f"{self.module}.{name}" if self.module else name
+
+    def resolve_dotted(self, dotted: str) -> Optional[str]:
+        head, _, rest = dotted.partition(".")
+        target = self.names.get(head)
+        if target is None:
+            if head in _BUILTINS:
+                target = f"builtins.{head}"
+            else:
+                return None
+        return f"{target}.{rest}" if rest else target
+
+    def resolve(self, node: cst.CSTNode) -> Optional[str]:
+        """The qualified name of a Name/Attribute expression, if it comes from an import."""
+        dotted = dotted_name(node)
+        return self.resolve_dotted(dotted) if dotted else None
+
+    def imports_any(self, qualnames: frozenset[str]) -> bool:
+        return any(v in qualnames for v in self.names.values())

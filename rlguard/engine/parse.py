@@ -1,0 +1,67 @@
+"""Read, decode and parse one file; any failure becomes one RLG000 line, never a traceback."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Source:
+    text: str
+    encoding: str  # as detected; "utf-8-sig" when the file starts with a BOM
+
+
+@dataclass(frozen=True)
+class ParseError:
+    line: int
+    column: int
+    message: str
+
+
+def decode(data: bytes) -> Union[Source, ParseError]:
+    """Decode as Python would: BOM, then coding cookie, then UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        return ParseError(getattr(error, "lineno", None) or 1, 1, str(error).split(" (")[0])
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        return ParseError(line, column, f"cannot decode byte 0x{data[error.start]:02x} as {encoding}; declare the file's encoding with a coding cookie")
+    except LookupError:
+        return ParseError(1, 1, f"unknown encoding {encoding!r}")
+    nul = text.find("\0")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        return ParseError(line, nul - (text.rfind("\n", 0, nul) + 1) + 1, "source contains a NUL byte")
+    return Source(text, encoding)
+
+
+def parse(source: Source) -> Union[cst.Module, ParseError]:
+    try:
+        return cst.parse_module(source.text)
+    except cst.ParserSyntaxError as error:
+        return _python_error(source.text) or ParseError(error.raw_line, error.raw_column + 1, error.message)
+    except (RecursionError, MemoryError) as error:
+        return ParseError(1, 1, f"too deeply nested or too large to parse ({type(error).__name__})")
+    except Exception as error:  # libcst's native parser raises a few other types on odd input
+        return _python_error(source.text) or ParseError(1, 1, f"cannot parse: {error}")
+
+
+def _python_error(text: str) -> Optional[ParseError]:
+    """Python's own diagnosis names the offending line more precisely than libcst's."""
+    try:
+        compile(text, "<rlguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        return ParseError(error.lineno or 1, error.offset or 1, error.msg)
+    except (RecursionError, MemoryError, ValueError):
+        return None
+    return None

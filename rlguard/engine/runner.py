@@ -1,0 +1,193 @@
+"""The pipeline: files -> pre-filter -> parse -> index -> rules -> findings -> suppressions.
+
+``check`` returns a Report; ``rlguard.fix`` builds on ``Project`` to rewrite files.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from rlguard.config import Config
+from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding
+from rlguard.engine.cache import ResultCache
+from rlguard.engine.discovery import discover
+from rlguard.engine.findings import Finding, PendingFinding, Report
+from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
+from rlguard.engine.prefilter import derived_class_names
+from rlguard.engine.suppress import is_suppressed
+from rlguard.engine.target import Target
+from rlguard.engine.workers import default_jobs, run_all
+from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    select: Optional[Sequence[str]] = None  # from the command line; overrides config
+    ignore: Sequence[str] = ()
+    extend_ignore: Sequence[str] = ()
+    jobs: Optional[int] = None
+    cache_dir: Optional[str] = None
+    use_cache: bool = True
+
+
+def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
+    select = list(options.select or config.select or ["ALL"])
+    ignore = [*config.ignore, *options.ignore]
+    chosen = [r.code for r in RULES if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
+    return tuple(chosen)
+
+
+def _matches(code: str, patterns: Sequence[str]) -> bool:
+    return any(p == "ALL" or code.startswith(p) for p in patterns)
+
+
+def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
+    options = {code: {**RULES_BY_CODE[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
+    tokens = {}
+    for code in codes:
+        rule = RULES_BY_CODE[code]
+        groups = rule.tokens
+        if rule.class_roots:
+            # Subclasses of the roots defined in other files carry the rule's class tokens too.
+            extra = tuple(sorted(derived_class_names(sources, rule.class_roots)))
+            groups = tuple(group + extra if i == rule.class_group else group for i, group in enumerate(groups))
+        tokens[code] = groups
+    return Settings(tuple(codes), target.version, options, tokens, config.max_file_size)
+
+
+@dataclass
+class Project:
+    """One run's state: the files, their results, and the merged index."""
+
+    config: Config
+    settings: Settings
+    files: list[str]
+    results: list[FileResult] = field(default_factory=list)
+    index: Optional[ProjectIndex] = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
+    found = discover(paths, config.exclude, config.root)
+    codes = selected_codes(config, options, target)
+    contents = {path: _read(path) for path in found.files}
+    settings = build_settings(config, codes, target, [c for c in contents.values() if c is not None])
+    project = Project(config, settings, found.files, skipped=list(found.skipped))
+    cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
+
+    results: dict[str, FileResult] = {}
+    todo: list[str] = []
+    for path in found.files:
+        data = contents[path]
+        cached = cache.get(cache.key(path, data)) if cache is not None and data is not None else None
+        if cached is not None:
+            results[path] = cached
+        else:
+            todo.append(path)
+    fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed)
+    for path, result in zip(todo, fresh):
+        results[path] = result
+        data = contents[path]
+        if cache is not None and data is not None and result.skipped is None:
+            cache.put(cache.key(path, data), result)
+    project.results = [results[path] for path in found.files]
+    project.index = _build_index(project, cache, contents)
+    return project
+
+
+def _read(path: str) -> Optional[bytes]:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _crashed(path: str, reason: str) -> FileResult:
+    return FileResult(path, skipped=reason)
+
+
+def _build_index(project: Project, cache: Optional[ResultCache], contents: dict[str, Optional[bytes]]) -> ProjectIndex:
+    module_files: dict[str, list[str]] = {}
+    for path in project.files:
+        module_files.setdefault(module_name_for(path)[0], []).append(path)
+
+    def load(path: str) -> Optional[FileFacts]:
+        """Index a file the pre-filter skipped, because a requirement names one of its classes."""
+        data = contents.get(path)
+        if data is None:
+            return None
+        key = cache.key(path, data) + "-facts" if cache is not None else ""
+        cached = cache.get(key) if cache is not None else None
+        if cached is None:
+            cached = analyze_bytes(path, data, project.settings, facts_only=True).result
+            if cache is not None:
+                cache.put(key, cached)
+        return cached.facts
+
+    index = ProjectIndex(module_files, load)
+    for result in project.results:
+        if result.facts is not None:
+            index.add(result.facts)
+    return index
+
+
+def resolve(pending: PendingFinding, index: ProjectIndex, options: dict) -> Optional[Finding]:
+    """A pending finding stands if it has no requirement or one of them holds."""
+    finding = pending.finding
+    if not pending.requires:
+        return finding
+    rule = RULES_BY_CODE[finding.code]
+    for requirement in pending.requires:
+        answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
+        if answer is not None:
+            message = finding.message
+            for key, value in answer.items():
+                message = message.replace("{" + key + "}", value)
+            return Finding(finding.path, finding.span, finding.code, finding.name, message, finding.fix)
+    return None
+
+
+def check(paths: Sequence[str], config: Config, options: RunOptions, target: Target,
+          show_unused: bool = False) -> tuple[Report, Project]:
+    project = analyze_project(paths, config, options, target)
+    assert project.index is not None
+    report = Report(files_checked=len(project.files))
+    for result in project.results:
+        report.files_parsed += result.parsed
+        ignored_here = _per_file_ignored(result.path, project.config)
+        for pending in result.pending:
+            finding = resolve(pending, project.index, project.settings.options)
+            if finding is None or _matches(finding.code, ignored_here):
+                continue
+            if not is_suppressed(finding.code, finding.line, result.suppressions):
+                report.findings.append(finding)
+        if show_unused:
+            report.unused_suppressions.extend(_unused(result))
+        if result.skipped:
+            project.skipped.append((result.path, result.skipped))
+    report.findings.sort(key=Finding.sort_key)
+    return report, project
+
+
+def _per_file_ignored(path: str, config: Config) -> list[str]:
+    relative = os.path.relpath(path, config.root).replace(os.sep, "/")
+    return [code for glob, codes in config.per_file_ignores if fnmatch.fnmatch(relative, glob) for code in codes]
+
+
+def _unused(result: FileResult) -> list[Finding]:
+    """Suppressions that silenced nothing in this run, reported as RLG100 unused-noqa."""
+    found = []
+    for suppression in result.suppressions:
+        if suppression.codes is None:
+            if not suppression.used:
+                found.append(engine_finding(result.path, "RLG100", suppression.line, 1, "unused blanket `noqa`"))
+            continue
+        for code in sorted(suppression.codes - suppression.used):
+            if code.startswith("RLG"):
+                found.append(engine_finding(result.path, "RLG100", suppression.line, 1, f"unused suppression of {code}"))
+    return found

@@ -1,0 +1,55 @@
+"""Suppression comments: ``# noqa``, ``# noqa: RLG001``, ``# rlguard: ignore[RLG001]``."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import Optional
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_IGNORE = re.compile(r"#\s*rlguard:\s*ignore\[(?P<codes>[^\]]*)\]")
+_CODE = re.compile(r"[A-Z]+[0-9]+")
+
+
+@dataclass
+class Suppression:
+    line: int  # where the comment is
+    codes: Optional[frozenset[str]]  # None: a bare noqa, which silences everything on its line
+    applies_to: tuple[int, ...]  # lines it silences
+    used: set[str] = field(default_factory=set)
+
+
+def find_suppressions(text: str) -> list[Suppression]:
+    """Suppressions in real comments (not in strings), found with the tokenizer."""
+    if "noqa" not in text and "rlguard:" not in text:
+        return []
+    found: list[Suppression] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                found.extend(_parse_comment(token.string, token.start[0]))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # the file parsed with libcst; keep what was found before the odd token
+    return found
+
+
+def _parse_comment(comment: str, line: int) -> list[Suppression]:
+    found = []
+    noqa = _NOQA.search(comment)
+    if noqa:
+        codes = noqa.group("codes")
+        found.append(Suppression(line, frozenset(_CODE.findall(codes.upper())) if codes else None, (line,)))
+    ignore = _IGNORE.search(comment)
+    if ignore:
+        found.append(Suppression(line, frozenset(_CODE.findall(ignore.group("codes").upper())), (line, line + 1)))
+    return found
+
+
+def is_suppressed(code: str, line: int, suppressions: list[Suppression]) -> bool:
+    for suppression in suppressions:
+        if line in suppression.applies_to and (suppression.codes is None or code in suppression.codes):
+            suppression.used.add(code)
+            return True
+    return False

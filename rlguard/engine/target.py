@@ -1,0 +1,100 @@
+"""Which torchrl version the rules judge against, and where that answer came from."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+
+_SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
+_CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
+
+
+@dataclass(frozen=True)
+class Target:
+    version: tuple[int, ...]
+    source: str  # "flag", "config", "pin in <file>", "installed", "default"
+
+    @property
+    def text(self) -> str:
+        return ".".join(map(str, self.version))
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """'0.11.0rc1' -> (0, 11, 0); pre-release tags count as the release they precede."""
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = re.match(r"\d+", piece)
+        if not digits:
+            break
+        parts.append(int(digits.group()))
+    return tuple(parts) or (0,)
+
+
+def lowest_admitted(spec: str) -> Optional[tuple[int, ...]]:
+    """The lowest version a requirement specifier admits, e.g. '>=0.6,<0.9' -> (0, 6)."""
+    lows = []
+    for match in _CLAUSE.finditer(spec):
+        op, version = match.group("op"), parse_version(match.group("version").rstrip(".*"))
+        if op in ("==", "===", "~=", ">="):
+            lows.append(version)
+        elif op == ">":
+            lows.append(version[:-1] + (version[-1] + 1,))
+    return max(lows) if lows else None
+
+
+def resolve_target(flag: Optional[str], config_value: Optional[str], project_root: str) -> Target:
+    if flag:
+        return Target(parse_version(flag), "flag")
+    if config_value:
+        return Target(parse_version(config_value), "config")
+    pinned = _pinned(project_root)
+    if pinned is not None:
+        return pinned
+    try:
+        return Target(parse_version(metadata.version("torchrl")), "installed")
+    except metadata.PackageNotFoundError:
+        return Target(NEWEST_KNOWN_TORCHRL, "default")
+
+
+def _pinned(root: str) -> Optional[Target]:
+    pyproject = os.path.join(root, "pyproject.toml")
+    if os.path.isfile(pyproject):
+        try:
+            with open(pyproject, "rb") as handle:
+                dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
+        except (OSError, tomllib.TOMLDecodeError):
+            dependencies = []
+        found = _from_lines(dependencies if isinstance(dependencies, list) else [])
+        if found is not None:
+            return Target(found, f"pin in {pyproject}")
+    for requirements in sorted(glob.glob(os.path.join(root, "requirements*.txt"))):
+        try:
+            with open(requirements, encoding="utf-8", errors="replace") as handle:
+                found = _from_lines(handle.read().splitlines())
+        except OSError:
+            continue
+        if found is not None:
+            return Target(found, f"pin in {requirements}")
+    return None
+
+
+def _from_lines(lines: list) -> Optional[tuple[int, ...]]:
+    for line in lines:
+        match = _SPEC.match(str(line)) if isinstance(line, str) else None
+        if match and match.group("spec").strip():
+            low = lowest_admitted(match.group("spec"))
+            if low is not None:
+                return low
+    return None

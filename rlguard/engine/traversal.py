@@ -1,0 +1,129 @@
+"""One lean walk per file: the engine's own bookkeeping plus every selected rule's visitors.
+
+libcst's generic visitor rebuilds children and dispatches through getattr for every node;
+this walker only follows fields that can hold code (not whitespace or punctuation) and
+calls a handler only for the node types someone registered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from rlguard.engine.context import FileContext
+
+Handler = Callable[[cst.CSTNode], None]
+
+_NON_CODE_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
+        "semicolon", "newline", "trailing_whitespace", "equal", "colon", "dot", "star", "operator",
+        "lbracket", "rbracket", "lbrace", "rbrace", "arrow", "asynchronous", "relative", "default_indent",
+        "default_newline", "encoding", "has_trailing_newline", "whitespace", "first_line",
+    }
+)
+_NON_CODE_TYPES: tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _code_fields(node_type: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        fields = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if f.name not in _NON_CODE_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[node_type] = fields
+    return fields
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The code-bearing children of a node, in source order."""
+    found: list[cst.CSTNode] = []
+    for name in _code_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            if not isinstance(value, _NON_CODE_TYPES):
+                found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _NON_CODE_TYPES))
+    return found
+
+
+def iter_nodes(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """Every code-bearing node under root (root included), depth first, source order."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def walk(root: cst.CSTNode, on_visit: dict[type, list[Handler]], on_leave: dict[type, list[Handler]]) -> None:
+    """Depth-first, source-order walk calling the registered handlers; iterative, so deep nesting is safe."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        node_type = type(node)
+        if leaving:
+            for handler in on_leave[node_type]:
+                handler(node)
+            continue
+        for handler in on_visit.get(node_type, ()):
+            handler(node)
+        if node_type in on_leave:
+            stack.append((node, True))
+        stack.extend((child, False) for child in reversed(children(node)))
+
+
+def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type, list[Handler]]]:
+    """The engine's own handlers that keep ``ctx`` current. Visits run before rules, leaves after."""
+
+    def assign(node: cst.Assign) -> None:
+        for target in node.targets:
+            ctx.bind(target.target, node.value)
+
+    def ann_assign(node: cst.AnnAssign) -> None:
+        ctx.bind(node.target, node.value, node.annotation.annotation)
+
+    def opaque_target(node: cst.CSTNode) -> None:
+        ctx.bind_opaque(node.target)  # type: ignore[attr-defined]
+
+    def with_item(node: cst.WithItem) -> None:
+        if node.asname is not None:
+            ctx.bind_opaque(node.asname.name)  # type: ignore[arg-type]
+
+    def except_handler(node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            ctx.bind_opaque(node.name.name)  # type: ignore[arg-type]
+
+    def named_expr(node: cst.NamedExpr) -> None:
+        ctx.bind(node.target, node.value)
+
+    def leave_scope(_node: cst.CSTNode) -> None:
+        ctx.leave_scope()
+
+    visits: dict[type, list[Handler]] = {
+        cst.Import: [ctx.imports.add_import],
+        cst.ImportFrom: [ctx.imports.add_import_from],
+        cst.ClassDef: [ctx.enter_class],
+        cst.FunctionDef: [ctx.enter_function],
+        cst.For: [opaque_target],
+        cst.CompFor: [opaque_target],
+        cst.WithItem: [with_item],
+        cst.ExceptHandler: [except_handler],
+    }
+    leaves: dict[type, list[Handler]] = {
+        cst.ClassDef: [leave_scope],
+        cst.FunctionDef: [leave_scope],
+        cst.Assign: [assign],
+        cst.AnnAssign: [ann_assign],
+        cst.AugAssign: [opaque_target],
+        cst.NamedExpr: [named_expr],
+    }
+    return visits, leaves  # type: ignore[return-value]

@@ -1,0 +1,64 @@
+"""Run a per-file function over many files, in a process pool or in-process.
+
+Results come back in input order whatever the number of jobs. A worker that dies
+(killed, out of memory) costs only the files it held: they are retried in a fresh pool,
+then one per process, and a file that kills its worker again is reported by ``on_crash``.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Sequence, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _run_chunk(function: Callable[[Item], Result], chunk: Sequence[Item]) -> list[Result]:
+    return [function(item) for item in chunk]
+
+
+def run_all(function: Callable[[Item], Result], items: Sequence[Item], jobs: int,
+            on_crash: Callable[[Item, str], Result]) -> list[Result]:
+    if jobs <= 1 or len(items) <= 1:
+        return [function(item) for item in items]
+    size = max(1, min(16, len(items) // (jobs * 4)))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    return [result for chunk in _pooled(function, chunks, jobs, on_crash, retries=1) for result in chunk]
+
+
+def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:
+    """One result list per chunk; chunks lost to a dead worker are redone."""
+    results: list = []
+    failed: list = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run_chunk, function, chunk) for chunk in chunks]
+        for future, chunk in zip(futures, chunks):
+            try:
+                results.append(future.result())
+            except BrokenProcessPool:
+                results.append(None)
+                failed.append(chunk)
+    if failed:
+        redo = iter(_pooled(function, failed, jobs, on_crash, retries - 1) if retries
+                    else [[_isolated(function, item, on_crash) for item in chunk] for chunk in failed])
+        results = [r if r is not None else next(redo) for r in results]
+    return results
+
+
+def _isolated(function: Callable[[Item], Result], item: Item, on_crash: Callable[[Item, str], Result]) -> Result:
+    """Retry one item in a process of its own, so a crash is pinned on the file that caused it."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(function, item).result()
+    except BrokenProcessPool:
+        return on_crash(item, "the worker process checking this file died")

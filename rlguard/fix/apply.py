@@ -1,0 +1,83 @@
+"""Apply rule-proposed edits to a parsed module, and add the imports the fixes need."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import libcst as cst
+
+from rlguard.engine.findings import Edit, Fix
+from rlguard.engine.traversal import iter_nodes
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, edits: dict[int, Edit]) -> None:
+        super().__init__()
+        self._edits = edits
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        edit = self._edits.get(id(original_node))
+        return edit.new if edit is not None else updated_node
+
+
+def non_overlapping(fixes: Sequence[Fix], module: cst.Module) -> list[Fix]:
+    """Fixes in order, dropping any that touches a node (or a descendant) another fix already edits."""
+    taken: set[int] = set()
+    chosen = []
+    for fix in fixes:
+        touched = {id(node) for edit in fix.edits for node in iter_nodes(edit.old)}
+        if touched & taken:
+            continue
+        taken |= touched
+        chosen.append(fix)
+    return chosen
+
+
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
+    edits = {id(edit.old): edit for fix in fixes for edit in fix.edits}
+    fixed = module.visit(_Replace(edits))
+    needed = [imp for fix in fixes for imp in fix.imports]
+    return add_imports(fixed, needed) if needed else fixed
+
+
+def add_imports(module: cst.Module, imports: Iterable[tuple[str, str]]) -> cst.Module:
+    """Add ``from M import N`` lines after the file's leading imports, once each."""
+    wanted = list(dict.fromkeys(imports))
+    present = _top_level_from_imports(module)
+    statements = [
+        cst.parse_statement(f"from {source} import {name}\n")
+        for source, name in wanted
+        if (source, name) not in present
+    ]
+    if not statements:
+        return module
+    body = list(module.body)
+    position = _insert_position(body)
+    return module.with_changes(body=[*body[:position], *statements, *body[position:]])
+
+
+def _top_level_from_imports(module: cst.Module) -> set[tuple[str, str]]:
+    found = set()
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
+                        and not isinstance(small.names, cst.ImportStar):
+                    source = cst.Module([]).code_for_node(small.module)
+                    found.update((source, alias.evaluated_name) for alias in small.names if alias.asname is None)
+    return found
+
+
+def _insert_position(body: list[cst.BaseStatement]) -> int:
+    """After a docstring, ``__future__`` imports and the leading block of imports."""
+    position = 0
+    for index, statement in enumerate(body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            break
+        small = statement.body[0]
+        is_docstring = index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+        if is_docstring or isinstance(small, (cst.Import, cst.ImportFrom)):
+            position = index + 1
+        else:
+            break
+    return position

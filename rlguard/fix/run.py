@@ -1,0 +1,113 @@
+"""Fix one file in memory to a fixpoint, verifying every pass; the caller writes the result."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+from rlguard.engine.analyze import Analysis, Settings, analyze_bytes
+from rlguard.engine.findings import Finding, Fix
+from rlguard.engine.index import ProjectIndex
+from rlguard.engine.parse import ParseError, decode, parse
+from rlguard.engine.suppress import is_suppressed
+from rlguard.fix.apply import apply_fixes, non_overlapping
+
+MAX_PASSES = 4  # fixes that enable further fixes settle within a couple of passes
+
+NO_FIX = "no automatic fix"
+UNSAFE = "unsafe fix; apply with --unsafe-fixes"
+FAILED = "the fix failed verification and was not applied"
+
+
+@dataclass
+class FileFix:
+    path: str
+    original: Optional[bytes] = None
+    fixed: Optional[bytes] = None  # None when nothing changed
+    applied: Counter = field(default_factory=Counter)  # rule code -> fixes applied
+    remaining: list[tuple[Finding, str]] = field(default_factory=list)  # (finding, why it was not fixed)
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    settings: Settings
+    index: Optional[ProjectIndex]
+    unsafe: bool
+    ignored: Mapping[str, Sequence[str]]  # path -> per-file-ignored codes
+
+
+def _standing(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Optional[Fix]]]:
+    """Findings that survive requirements, suppressions and per-file ignores, with their fixes."""
+    from rlguard.engine.runner import resolve
+
+    result = analysis.result
+    ignored = request.ignored.get(result.path, ())
+    standing = []
+    fixes = [report.fix for _, report in analysis.reports]
+    fixes += [None] * (len(result.pending) - len(fixes))  # engine findings (RLG000/RLG999) have no report
+    for pending, fix in zip(result.pending, fixes):
+        finding = resolve(pending, request.index, request.settings.options) if request.index else pending.finding
+        if finding is None or any(finding.code.startswith(c) for c in ignored):
+            continue
+        if is_suppressed(finding.code, finding.line, result.suppressions):
+            continue
+        standing.append((finding, fix))
+    return standing
+
+
+def fix_file(path: str, request: FixRequest) -> FileFix:
+    outcome = FileFix(path)
+    try:
+        with open(path, "rb") as handle:
+            outcome.original = current = handle.read()
+    except OSError as error:
+        outcome.error = f"cannot read: {error.strerror or error}"
+        return outcome
+    failed: set[str] = set()
+    for _ in range(MAX_PASSES):
+        analysis = analyze_bytes(path, current, request.settings, request.index)
+        standing = _standing(analysis, request)
+        wanted = [fix for finding, fix in standing if fix and (fix.applicability == "safe" or request.unsafe) and finding.code not in failed]
+        if not wanted or analysis.module is None or analysis.source is None:
+            break
+        chosen = non_overlapping(wanted, analysis.module)
+        new_bytes = _render(analysis, chosen)
+        if new_bytes is None or not _verified(path, new_bytes, standing, chosen, request):
+            failed.update(_codes_of(standing, chosen))
+            continue
+        outcome.applied.update(_codes_of(standing, chosen, count=True))
+        current = new_bytes
+    final = analyze_bytes(path, current, request.settings, request.index)
+    for finding, fix in _standing(final, request):
+        reason = FAILED if finding.code in failed else NO_FIX if fix is None else UNSAFE
+        outcome.remaining.append((finding, reason))
+    if current != outcome.original:
+        outcome.fixed = current
+    return outcome
+
+
+def _render(analysis: Analysis, fixes: list[Fix]) -> Optional[bytes]:
+    try:
+        code = apply_fixes(analysis.module, fixes).code
+        return code.encode(analysis.source.encoding)
+    except Exception:  # an edit libcst cannot render counts as a failed verification
+        return None
+
+
+def _codes_of(standing, chosen: list[Fix], count: bool = False):
+    codes = [finding.code for finding, fix in standing if fix is not None and any(fix is c for c in chosen)]
+    return Counter(codes) if count else set(codes)
+
+
+def _verified(path: str, new: bytes, before: list, chosen: list[Fix], request: FixRequest) -> bool:
+    """The fixed code parses, and each fixed finding is gone (no rule re-finds it)."""
+    decoded = decode(new)
+    if isinstance(decoded, ParseError) or isinstance(parse(decoded), ParseError):
+        return False
+    after = analyze_bytes(path, new, request.settings, request.index)
+    counts_before = Counter(finding.code for finding, _ in before)
+    counts_after = Counter(finding.code for finding, _ in _standing(after, request))
+    fixed = _codes_of(before, chosen, count=True)
+    return all(counts_after[code] <= counts_before[code] - n for code, n in fixed.items())

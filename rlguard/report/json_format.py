@@ -1,0 +1,25 @@
+"""A JSON array of findings with 1-based positions."""
+
+from __future__ import annotations
+
+import json
+
+from rlguard.engine.findings import Finding, Report
+
+
+def as_dict(finding: Finding) -> dict:
+    return {
+        "path": finding.path,
+        "line": finding.span.line,
+        "column": finding.span.column,
+        "end_line": finding.span.end_line,
+        "end_column": finding.span.end_column,
+        "code": finding.code,
+        "name": finding.name,
+        "message": finding.message,
+        "fix": finding.fix.to_json() if finding.fix else None,
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps([as_dict(f) for f in [*report.findings, *report.unused_suppressions]], indent=2) + "\n"

@@ -1,0 +1,103 @@
+"""The shape every rule has: metadata, documentation, examples, and visitors.
+
+A rule is one class in one module. Its examples generate its docs page and
+``rlguard explain``, and are its first tests. Rules report; they never print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Optional
+
+import libcst as cst
+
+from rlguard.engine.context import FileContext
+from rlguard.engine.findings import Fix, Requirement
+from rlguard.engine.index import ProjectIndex
+
+
+@dataclass(frozen=True)
+class Example:
+    """A snippet for docs and tests. For invalid examples, ``fixed`` is the code after the fix."""
+
+    code: str
+    fixed: Optional[str] = None
+    unsafe: bool = False  # the fix needs --unsafe-fixes
+    target: Optional[str] = None  # torchrl version to judge with; default: newest known
+    options: Mapping[str, Any] = field(default_factory=dict)  # this rule's options
+    files: Mapping[str, str] = field(default_factory=dict)  # other files of the project, by relative path
+    message: Optional[str] = None  # a substring the finding's message must contain
+    note: str = ""  # one line shown above the example in the docs
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    kind: type  # list, str, int or bool
+    default: Any
+    description: str
+
+
+@dataclass
+class Report:
+    """One finding as a rule made it: the node, not yet a position."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix]
+    requires: tuple[Requirement, ...]
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line: what it does
+    why: ClassVar[str]  # markdown: why is this bad
+    fix_doc: ClassVar[str]  # markdown: the fix and its safety
+    options: ClassVar[tuple[Option, ...]] = ()
+    min_target: ClassVar[Optional[tuple[int, ...]]] = None  # the rule applies from this torchrl on
+    # Pre-filter: every group must have one of its tokens in the file text, or the rule cannot fire.
+    tokens: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # Classes deriving (in any linted file) from these names also count as tokens of group ``class_group``.
+    class_roots: ClassVar[frozenset[str]] = frozenset()
+    class_group: ClassVar[int] = 0
+    valid: ClassVar[tuple[Example, ...]] = ()
+    invalid: ClassVar[tuple[Example, ...]] = ()
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.reports: list[Report] = []
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        return self.ctx.options.get(self.code, {})
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        fix: Optional[Fix] = None,
+        requires: tuple[Requirement, ...] = (),
+    ) -> None:
+        """Record a finding. With ``requires``, it stands only if the index confirms one of them;
+        ``{placeholders}`` in the message are then filled from the index's answer."""
+        self.reports.append(Report(node, message, fix, requires))
+
+    @classmethod
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str, options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+        """Answer one of this rule's requirements against the complete index, or None if it fails."""
+        raise NotImplementedError(f"{cls.code} made a requirement it cannot resolve: {requirement}")
+
+    @classmethod
+    def notable_callees(cls, options: Mapping[str, Any]) -> frozenset[str]:
+        """Constructor calls whose ``self.x = ...`` assignments need a source line in the index."""
+        return frozenset()
+
+    @classmethod
+    def applies_to(cls, target: tuple[int, ...]) -> bool:
+        return cls.min_target is None or target >= cls.min_target
+
+    @classmethod
+    def default_options(cls) -> dict[str, Any]:
+        return {option.name: option.default for option in cls.options}

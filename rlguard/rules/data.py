@@ -1,0 +1,196 @@
+"""Data tables the rules read: TorchRL names, versions and types.
+
+Kept as data in one place, so a new TorchRL release means editing a table, not a visitor.
+Qualified names are the public import paths users write.
+"""
+
+from __future__ import annotations
+
+# The newest torchrl release the rules were written against; the default target.
+NEWEST_KNOWN_TORCHRL = (0, 14, 1)
+
+# Collector renames (0.11), with the old names removed in 0.13.
+COLLECTOR_RENAMES: dict[str, str] = {
+    "SyncDataCollector": "Collector",
+    "aSyncDataCollector": "AsyncCollector",
+    "MultiSyncDataCollector": "MultiSyncCollector",
+    "MultiaSyncDataCollector": "MultiAsyncCollector",
+    "DataCollectorBase": "BaseCollector",
+    "_MultiDataCollector": "MultiCollector",
+    "DistributedDataCollector": "DistributedCollector",
+    "DistributedSyncDataCollector": "DistributedSyncCollector",
+    "RPCDataCollector": "RPCCollector",
+}
+COLLECTOR_NAMES_REMOVED_IN = (0, 13)
+COLLECTOR_MODULES = ("torchrl.collectors", "torchrl.collectors.collectors", "torchrl.collectors.distributed")
+
+SINGLE_PROCESS_COLLECTORS = frozenset({"Collector", "SyncDataCollector", "AsyncCollector", "aSyncDataCollector"})
+MULTI_PROCESS_COLLECTORS = frozenset(
+    {
+        "MultiSyncCollector", "MultiSyncDataCollector", "MultiAsyncCollector", "MultiaSyncDataCollector",
+        "MultiCollector", "_MultiDataCollector", "DistributedCollector", "DistributedDataCollector",
+        "DistributedSyncCollector", "DistributedSyncDataCollector", "RPCCollector", "RPCDataCollector",
+        "AsyncBatchedCollector",
+    }
+)
+
+# Losses whose constructor deep-copies the networks it is given (torchrl >= 0.5).
+# Before 0.5, convert_to_functional copied in every loss constructor.
+DEEPCOPYING_LOSSES = frozenset({"DDPGLoss", "DiscreteCQLLoss", "QMixerLoss"})
+ALL_LOSSES_COPY_BEFORE = (0, 5)
+LOSS_MODULES = ("torchrl.objectives",)
+
+# Modules that hold the policy they wrap: an uncopyable inner module makes them uncopyable.
+POLICY_WRAPPERS = frozenset(
+    {
+        "tensordict.nn.TensorDictModule", "tensordict.nn.TensorDictSequential", "tensordict.nn.Seq",
+        "tensordict.nn.ProbabilisticTensorDictModule", "tensordict.nn.ProbabilisticTensorDictSequential",
+        "tensordict.nn.TensorDictModuleWrapper", "tensordict.nn.WrapModule", "tensordict.nn.Mod",
+        "torchrl.modules.TensorDictModule", "torchrl.modules.TensorDictSequential",
+        "torchrl.modules.SafeModule", "torchrl.modules.SafeSequential", "torchrl.modules.SafeProbabilisticModule",
+        "torchrl.modules.SafeProbabilisticTensorDictSequential", "torchrl.modules.ProbabilisticActor",
+        "torchrl.modules.Actor", "torchrl.modules.ValueOperator", "torchrl.modules.QValueActor",
+        "torchrl.modules.DistributionalQValueActor", "torchrl.modules.ActorCriticWrapper",
+        "torchrl.modules.ActorValueOperator", "torchrl.modules.ActorCriticOperator",
+        "torchrl.modules.EGreedyModule", "torchrl.modules.AdditiveGaussianModule",
+        "torchrl.modules.OrnsteinUhlenbeckProcessModule", "torchrl.modules.tensordict_module.Actor",
+        "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+    }
+)
+
+# Values that copy.deepcopy cannot copy. Each entry is proven by a real deepcopy in
+# tests/rules/test_uncopyable_types.py; look-alikes that do copy (ctypes.CDLL,
+# torch.Generator, logging.Logger) are proven copyable there and are not listed.
+UNCOPYABLE_TYPES: dict[str, str] = {
+    "threading.Lock": "a thread lock",
+    "threading.RLock": "a thread lock",
+    "threading.Condition": "a thread condition",
+    "threading.Event": "a thread event",
+    "threading.Semaphore": "a thread semaphore",
+    "threading.BoundedSemaphore": "a thread semaphore",
+    "threading.Barrier": "a thread barrier",
+    "threading.Thread": "a thread",
+    "threading.Timer": "a thread",
+    "multiprocessing.Lock": "a process lock",
+    "multiprocessing.RLock": "a process lock",
+    "multiprocessing.Condition": "a process condition",
+    "multiprocessing.Event": "a process event",
+    "multiprocessing.Semaphore": "a process semaphore",
+    "multiprocessing.Queue": "a process queue",
+    "multiprocessing.SimpleQueue": "a process queue",
+    "multiprocessing.JoinableQueue": "a process queue",
+    "multiprocessing.Pipe": "a process pipe",
+    "multiprocessing.Process": "a process",
+    "multiprocessing.Pool": "a process pool",
+    "multiprocessing.Manager": "a process manager",
+    "queue.Queue": "a thread queue",
+    "queue.LifoQueue": "a thread queue",
+    "queue.PriorityQueue": "a thread queue",
+    "queue.SimpleQueue": "a thread queue",
+    "concurrent.futures.ThreadPoolExecutor": "an executor",
+    "concurrent.futures.ProcessPoolExecutor": "an executor",
+    "socket.socket": "a socket",
+    "socket.create_connection": "a socket",
+    "socket.create_server": "a socket",
+    "subprocess.Popen": "a subprocess",
+    "builtins.open": "an open file",
+    "io.open": "an open file",
+    "tempfile.TemporaryFile": "a temporary file",
+    "tempfile.NamedTemporaryFile": "a temporary file",
+    "mmap.mmap": "a memory map",
+    "sqlite3.connect": "a sqlite3 connection",
+    "torch.cuda.Stream": "a CUDA stream",
+    "torch.cuda.Event": "a CUDA event",
+    "torch.cuda.CUDAGraph": "a CUDA graph",
+    "serial.Serial": "a serial port",
+    "cv2.VideoCapture": "a video capture device",
+    "pyrealsense2.pipeline": "a RealSense pipeline",
+    "zmq.Context": "a zmq context",
+    "zmq.Context.instance": "a zmq context",
+    "<generator>": "a generator",
+}
+# torch.multiprocessing re-exports multiprocessing; users write either.
+UNCOPYABLE_ALIASES = {"torch.multiprocessing.": "multiprocessing."}
+
+# Methods that make a class copyable by its own rules.
+COPY_HOOKS = frozenset({"__deepcopy__", "__getstate__", "__reduce__", "__reduce_ex__"})
+UNCOPYABLE_MARKERS = frozenset({"rlguard.runtime.uncopyable", "rlguard.runtime.marker.uncopyable"})
+
+# Recurrent modules whose set_recurrent_mode() method was deprecated, then removed (0.8).
+RECURRENT_MODULES = frozenset(
+    {
+        "torchrl.modules.LSTMModule", "torchrl.modules.GRUModule",
+        "torchrl.modules.tensordict_module.LSTMModule", "torchrl.modules.tensordict_module.GRUModule",
+        "torchrl.modules.tensordict_module.rnn.LSTMModule", "torchrl.modules.tensordict_module.rnn.GRUModule",
+    }
+)
+RECURRENT_CONTEXT_MANAGERS = frozenset(
+    {
+        "torchrl.modules.set_recurrent_mode", "torchrl.modules.tensordict_module.set_recurrent_mode",
+        "torchrl.modules.tensordict_module.rnn.set_recurrent_mode",
+    }
+)
+RECURRENT_METHOD_RAISES_FROM = (0, 8)
+
+# Trainer hook destinations accepted by Trainer.register_op.
+TRAINER_HOOKS_ORIGINAL = (
+    "batch_process", "pre_optim_steps", "process_optim_batch", "post_loss", "optimizer",
+    "post_steps", "post_optim", "pre_steps_log", "post_steps_log", "post_optim_log",
+)
+TRAINER_HOOKS_BY_VERSION: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = (
+    (
+        (0, 14),
+        TRAINER_HOOKS_ORIGINAL
+        + (
+            "pre_epoch", "post_epoch", "pre_epoch_log", "post_epoch_log", "process_loss",
+            "post_optim_complete_log", "setup", "shutdown",
+        ),
+    ),
+    ((0, 0), TRAINER_HOOKS_ORIGINAL),
+)
+TRAINER_HOOK_BASES = frozenset({"torchrl.trainers.TrainerHookBase", "torchrl.trainers.trainers.TrainerHookBase"})
+TRAINER_HOOK_METHODS = ("state_dict", "load_state_dict", "register")
+TRAINER_CLASSES = frozenset({"torchrl.trainers.Trainer", "torchrl.trainers.trainers.Trainer"})
+
+
+def trainer_hooks_for(target: tuple[int, ...]) -> tuple[str, ...]:
+    for since, hooks in TRAINER_HOOKS_BY_VERSION:
+        if target >= since:
+            return hooks
+    return TRAINER_HOOKS_ORIGINAL
+
+
+# Transform classes torchrl exports from torchrl.envs and torchrl.envs.transforms (0.14.1).
+TORCHRL_TRANSFORMS = frozenset(
+    {
+        "ActionChunkTransform", "ActionDiscretizer", "ActionMask", "ActionScaling", "ActionTokenizerTransform",
+        "AutoResetTransform", "BatchSizeTransform", "BinarizeReward", "BurnInTransform", "CatFrames",
+        "CatTensors", "CenterCrop", "ClipTransform", "Compose", "ConditionalPolicySwitch", "ConditionalSkip",
+        "Crop", "DTypeCastTransform", "DecodeVideoTransform", "DeviceCastTransform", "DiscreteActionProjection",
+        "DoubleToFloat", "EndOfLifeTransform", "ExcludeTransform", "ExpandAs", "FiniteTensorDictCheck",
+        "FlattenAction", "FlattenObservation", "FrameSkipTransform", "GrayScale", "Hash", "InitTracker",
+        "LineariseRewards", "MacroPrimitiveTransform", "MeanActionSelector", "ModuleTransform", "MultiAction",
+        "MultiStepTransform", "NextObservationDelta", "NextStateReconstructor", "NoopResetEnv",
+        "ObservationNorm", "ObservationTransform", "PermuteTransform", "PinMemoryTransform", "PolicyAgeFilter",
+        "R3MTransform", "RNDTransform", "RandomCropTensorDict", "RandomTruncationTransform", "RayTransform",
+        "RemoveEmptySpecs", "RenameTransform", "Resize", "Reward2GoTransform", "RewardClipping", "RewardScaling",
+        "RewardSum", "SelectTransform", "SignTransform", "SqueezeTransform", "Stack", "StepCounter",
+        "SuccessReward", "TargetReturn", "TensorDictPrimer", "TerminateTransform", "TimeMaxPool", "Timer",
+        "ToTensorImage", "Tokenizer", "TrajCounter", "Transform", "UnaryTransform", "UnsqueezeTransform",
+        "VC1Transform", "VIPRewardTransform", "VIPTransform", "VecGymEnvTransform", "VecNorm", "VecNormV2",
+        "gSDENoise", "DreamerDecoder", "SatelliteAttitudeTransform", "URScriptPrimitiveTransform",
+    }
+)
+TRANSFORM_MODULE_PREFIXES = ("torchrl.envs.", "torchrl.envs.transforms.")
+TENSORDICT_CLASSES = frozenset({"tensordict.TensorDict", "tensordict._td.TensorDict", "torchrl.data.TensorDict"})
+
+
+def is_torchrl_transform(qualname: str) -> bool:
+    """A transform class from torchrl.envs or torchrl.envs.transforms (any submodule)."""
+    module, _, name = qualname.rpartition(".")
+    return name in TORCHRL_TRANSFORMS and (module + ".").startswith(TRANSFORM_MODULE_PREFIXES)
+
+
+# JSON encoders: (module, functions that serialise, keyword that makes tensors safe).
+JSON_MODULES = ("json", "orjson", "ujson", "simplejson")
+JSON_DUMP_FUNCTIONS = frozenset({"dump", "dumps"})

@@ -1,0 +1,57 @@
+"""Run the real engine on snippets: used by rule examples, tests and docs checks."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Mapping, Optional, Sequence
+
+from rlguard.config import Config
+from rlguard.engine.findings import Finding
+from rlguard.engine.runner import RunOptions, _per_file_ignored, check
+from rlguard.engine.target import Target, parse_version
+from rlguard.fix.run import FixRequest, fix_file
+from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+
+MAIN_FILE = "example.py"
+
+
+def _write(root: str, files: Mapping[str, str]) -> None:
+    for name, text in files.items():
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+
+
+def _config(root: str, options: Optional[Mapping[str, Mapping[str, Any]]]) -> Config:
+    return Config(root=root, rule_options=dict(options or {}))
+
+
+def _target(target: Optional[str]) -> Target:
+    return Target(parse_version(target) if target else NEWEST_KNOWN_TORCHRL, "flag" if target else "default")
+
+
+def check_source(source: str, *, select: Optional[Sequence[str]] = None, target: Optional[str] = None,
+                 options: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                 extra_files: Optional[Mapping[str, str]] = None) -> list[Finding]:
+    """Findings in ``source`` (checked as example.py beside ``extra_files``), from a real engine run."""
+    with tempfile.TemporaryDirectory() as root:
+        _write(root, {**(extra_files or {}), MAIN_FILE: source})
+        report, _ = check([root], _config(root, options), RunOptions(select=select, jobs=1, use_cache=False), _target(target))
+        main = os.path.join(root, MAIN_FILE)
+        return [f for f in report.findings if f.path == main]
+
+
+def fix_source(source: str, *, unsafe: bool = False, select: Optional[Sequence[str]] = None,
+               target: Optional[str] = None, options: Optional[Mapping[str, Mapping[str, Any]]] = None,
+               extra_files: Optional[Mapping[str, str]] = None) -> str:
+    """``source`` after ``rlguard fix`` (with --unsafe-fixes if asked), from a real engine run."""
+    with tempfile.TemporaryDirectory() as root:
+        _write(root, {**(extra_files or {}), MAIN_FILE: source})
+        config = _config(root, options)
+        _, project = check([root], config, RunOptions(select=select, jobs=1, use_cache=False), _target(target))
+        main = os.path.join(root, MAIN_FILE)
+        request = FixRequest(project.settings, project.index, unsafe, {main: _per_file_ignored(main, config)})
+        outcome = fix_file(main, request)
+        return (outcome.fixed or outcome.original or b"").decode("utf-8")
