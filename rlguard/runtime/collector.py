@@ -1,0 +1,141 @@
+"""A Collector that runs an uncopyable policy in place instead of crashing on the deep copy.
+
+TorchRL's ``_get_policy_and_device`` deep-copies the policy whenever a parameter or buffer is not
+on ``policy_device`` (even ``cpu`` against ``cpu:0``). A policy holding a lock, a file, a socket or
+a client then fails with an unrelated ``TypeError`` deep inside the constructor, and the policy is
+left holding meta tensors instead of its parameters (tensordict's ``to_module`` context does not
+swap back on an exception). The correction wraps that one method: when the policy is marked
+``@uncopyable`` or cannot be copied, it asks upstream for the policy on the device its parameters
+already are on (upstream's no-copy path) and points the collector's policy device there, so
+TorchRL moves data to and from it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+from typing import Any, Callable
+
+import torch
+from tensordict import TensorDict
+from tensordict.base import NO_DEFAULT
+from torch import nn
+from torchrl.collectors import Collector as _UpstreamCollector
+from torchrl.collectors import MultiCollector
+
+from rlguard.runtime._patch import Patch
+from rlguard.runtime.errors import RLGuardError, warn_once
+from rlguard.runtime.marker import (
+    Uncopyable,
+    find_uncopyable,
+    remedies,
+    user_stacklevel,
+    whole,
+)
+
+
+class Collector(_UpstreamCollector):
+    """``torchrl.collectors.Collector``, except that an uncopyable policy runs in place.
+
+    When the policy would be deep-copied to ``policy_device`` and it is marked ``@uncopyable``
+    or the copy raises, the policy is not copied: it runs on the device of its parameters, data
+    is moved to and from that device, and an ``RLGuardWarning`` (RLG001) names the member that
+    could not be copied. A copyable policy behaves exactly as upstream. Only direct collection:
+    for ``num_collectors``/``backend=`` use torchrl's ``Collector`` under ``install()``.
+    """
+
+    def _get_policy_and_device(self, *args: Any, **kwargs: Any) -> Any:
+        return _in_place_if_uncopyable(self, super()._get_policy_and_device, *args, **kwargs)
+
+
+def patches() -> list[Patch]:
+    """Correct torchrl's own Collector in place and stop multi-process collectors early."""
+    upstream = _UpstreamCollector._get_policy_and_device
+
+    def _get_policy_and_device(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _in_place_if_uncopyable(self, functools.partial(upstream, self), *args, **kwargs)
+
+    return [
+        Patch(_UpstreamCollector, "_get_policy_and_device", _get_policy_and_device),
+        Patch(MultiCollector, "__init__", _refuse_uncopyable_policy(MultiCollector.__init__)),
+    ]
+
+
+def _in_place_if_uncopyable(collector: Any, upstream: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    call = inspect.signature(upstream).bind(*args, **kwargs)
+    policy = call.arguments.get("policy")
+    requested = call.arguments.get("policy_device", NO_DEFAULT)
+    own_device = requested is NO_DEFAULT
+    if own_device:
+        requested = collector.policy_device
+    home = _home_if_copied(policy, requested)
+    if home is None:
+        return upstream(*args, **kwargs)
+    culprit = find_uncopyable(policy, "policy")
+    if culprit is None:
+        weights = TensorDict.from_module(policy, as_module=True)
+        try:
+            return upstream(*args, **kwargs)
+        except Exception as error:  # the issue's contract: any failure of the copy falls back
+            # upstream copies inside ``to_module(meta)``, which leaves meta tensors behind on error
+            weights.to_module(policy)
+            culprit = whole(policy, "policy", error)
+    _warn_in_place(collector, culprit, requested, home)
+    call.arguments["policy_device"] = home
+    result = upstream(*call.args, **call.kwargs)
+    if own_device:
+        _run_policy_on(collector, home)
+    return result
+
+
+def _home_if_copied(policy: Any, requested: Any) -> torch.device | None:
+    """The device of the policy's tensors when upstream would copy it to ``requested``, else None."""
+    if not requested or not isinstance(policy, nn.Module):
+        return None
+    devices = [t.device for t in itertools.chain(policy.parameters(), policy.buffers())]
+    if all(device == requested for device in devices):
+        return None
+    return devices[0]
+
+
+def _run_policy_on(collector: Any, device: torch.device) -> None:
+    # _setup_devices derived these from the requested device just before; rederive them.
+    collector.policy_device = device
+    collector._sync_policy = collector._get_sync_fn(device)
+    collector._cast_to_policy_device = device != collector.env_device
+
+
+def _warn_in_place(collector: Any, culprit: Uncopyable, requested: Any, home: torch.device) -> None:
+    name = type(collector).__name__
+    warn_once(
+        f"RLG001:{name}:{culprit.path}:{culprit.type_name}",
+        f"rlguard: {name} was given policy_device={requested}, which makes TorchRL deep-copy the "
+        f"policy, but {culprit.describe()}. rlguard did not copy it: the policy runs in place on "
+        f"{home}, where its parameters are, and the collector moves data to and from {home}. "
+        f"Passing policy_device={home} avoids the copy and this warning. "
+        + remedies(culprit.holder_name()),
+        stacklevel=user_stacklevel(),
+    )
+
+
+def _refuse_uncopyable_policy(init: Callable[..., None]) -> Callable[..., None]:
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        call = signature.bind(self, *args, **kwargs)
+        policy = call.arguments.get("policy")
+        factories = call.arguments.get("policy_factory")
+        factories = factories if isinstance(factories, (list, tuple)) else [factories]
+        culprit = None if policy is None or any(factories) else find_uncopyable(policy, "policy")
+        if culprit is not None:
+            raise RLGuardError(
+                f"rlguard: {type(self).__name__} must send its policy to every worker process, "
+                f"but {culprit.describe()}. No worker was started. Pass `policy_factory=` (a "
+                "callable that builds the policy) instead of `policy=`, so each worker builds "
+                "its own. " + remedies(culprit.holder_name())
+            )
+        init(self, *args, **kwargs)
+
+    return __init__

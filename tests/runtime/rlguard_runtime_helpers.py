@@ -1,0 +1,57 @@
+"""Shared pieces of the runtime tests: small real policies, component selection, snapshots."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import torch
+from tensordict.nn import TensorDictModule
+from torch import nn
+
+COMPONENTS = ("collectors", "recurrent", "samplers", "buffers", "training")
+OBS, ACT = 7, 7  # ContinuousActionVecMockEnv's observation and action sizes
+
+
+def only(*components: str) -> dict[str, bool]:
+    """install()/installed() keyword arguments enabling just ``components``."""
+    return {name: name in components for name in COMPONENTS}
+
+
+class LockedNet(nn.Module):
+    """A policy network holding a lock, as real policies do around shared inference state."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(OBS, ACT)
+        self.lock = threading.Lock()
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        with self.lock:
+            return self.linear(observation).tanh()
+
+
+def policy(net: nn.Module | None = None) -> TensorDictModule:
+    return TensorDictModule(net or LockedNet(), in_keys=["observation"], out_keys=["action"])
+
+
+def snapshot() -> dict[tuple[int, str], Any]:
+    """Every attribute of every loaded torchrl/tensordict module and of the classes they define."""
+    owners: dict[int, Any] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(("torchrl", "tensordict")):
+            continue
+        owners[id(module)] = module
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__.startswith(("torchrl", "tensordict")):
+                owners[id(value)] = value
+    return {(key, attr): value for key, owner in owners.items() for attr, value in list(vars(owner).items())}
+
+
+def changed(before: dict[tuple[int, str], Any], after: dict[tuple[int, str], Any]) -> list[tuple[int, str]]:
+    """Attributes of owners known ``before`` that are not the identical object, appeared or vanished."""
+    owners = {owner for owner, _ in before}
+    keys = before.keys() | {key for key in after if key[0] in owners}
+    missing = object()
+    return [key for key in keys if before.get(key, missing) is not after.get(key, missing)]
