@@ -14,7 +14,7 @@ import libcst as cst
 from rlguard.engine.context import FileContext
 from rlguard.engine.findings import Finding, FixSummary, PendingFinding, Span
 from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
-from rlguard.engine.parse import ParseError, Source, decode, parse
+from rlguard.engine.parse import ParseError, Source, decode, parse, syntax_error
 from rlguard.engine.positions import spans_for
 from rlguard.engine.prefilter import rules_needed
 from rlguard.engine.suppress import Suppression, find_suppressions
@@ -80,7 +80,10 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: Optional[Pr
         return _parse_error(path, decoded)
     codes = [] if facts_only else rules_needed(decoded.text, {c: settings.tokens[c] for c in settings.codes})
     if not codes and not facts_only:
-        return Analysis(FileResult(path), decoded)
+        # No rule needs the CST, but a syntax error is still reported: Python's own parser
+        # is an order of magnitude cheaper than libcst's.
+        error = syntax_error(decoded.text)
+        return _parse_error(path, error) if error else Analysis(FileResult(path), decoded)
     module = parse(decoded)
     if isinstance(module, ParseError):
         return _parse_error(path, module)

@@ -69,6 +69,7 @@ class Project:
     results: list[FileResult] = field(default_factory=list)
     index: Optional[ProjectIndex] = None
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    analyzed: int = 0  # files checked afresh in this run (the rest came from the cache)
 
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
@@ -89,6 +90,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         else:
             todo.append(path)
     fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed)
+    project.analyzed = len(todo)
     for path, result in zip(todo, fresh):
         results[path] = result
         data = contents[path]

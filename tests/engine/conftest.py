@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+OLD_IMPORT = "from torchrl.collectors import SyncDataCollector\n"
+
+
+class Tree:
+    """A temporary project on disk and a way to run the real CLI on it."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def write(self, relative: str, text: str, mode: str = "w") -> str:
+        path = os.path.join(self.root, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if "b" in mode:
+            with open(path, mode) as out:
+                out.write(text)
+        else:
+            with open(path, mode, encoding="utf-8", newline="") as out:
+                out.write(textwrap.dedent(text))
+        return path
+
+    def run(self, *args: str, cwd: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "rlguard", *args], cwd=cwd or self.root,
+                              capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return Tree(str(tmp_path))

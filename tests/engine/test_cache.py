@@ -1,0 +1,63 @@
+"""The result cache: a second run parses nothing; a changed file is re-checked alone."""
+
+from __future__ import annotations
+
+import os
+
+from rlguard.config import Config
+from rlguard.engine.runner import RunOptions, analyze_project, check
+from rlguard.engine.target import Target
+from tests.engine.conftest import OLD_IMPORT
+
+TARGET = Target((0, 14, 1), "flag")
+
+
+def _run(root: str, cache_dir: str):
+    options = RunOptions(jobs=1, cache_dir=cache_dir)
+    report, project = check([root], Config(root=root), options, TARGET)
+    return report, project
+
+
+def test_second_run_parses_nothing_and_one_change_rechecks_one_file(tree, tmp_path_factory):
+    cache_dir = str(tmp_path_factory.mktemp("cache"))
+    for i in range(5):
+        tree.write(f"m{i}.py", OLD_IMPORT if i % 2 else "x = 1\n")
+    first, project = _run(tree.root, cache_dir)
+    assert project.analyzed == 5
+    second, project = _run(tree.root, cache_dir)
+    assert project.analyzed == 0
+    assert second.findings == first.findings
+    tree.write("m0.py", OLD_IMPORT)
+    third, project = _run(tree.root, cache_dir)
+    assert project.analyzed == 1
+    assert len(third.findings) == len(first.findings) + 1
+
+
+def test_cache_folder_ignores_itself_and_survives_corruption(tree, tmp_path_factory):
+    cache_dir = str(tmp_path_factory.mktemp("cache"))
+    tree.write("a.py", OLD_IMPORT)
+    first, _ = _run(tree.root, cache_dir)
+    with open(os.path.join(cache_dir, ".gitignore")) as handle:
+        assert handle.read().strip().endswith("*")
+    for folder, _, files in os.walk(cache_dir):
+        for name in files:
+            if name != ".gitignore":
+                with open(os.path.join(folder, name), "wb") as out:
+                    out.write(b"not a pickle")
+    second, project = _run(tree.root, cache_dir)
+    assert project.analyzed == 1 and second.findings == first.findings
+
+
+def test_settings_change_invalidates(tree, tmp_path_factory):
+    cache_dir = str(tmp_path_factory.mktemp("cache"))
+    tree.write("a.py", OLD_IMPORT)
+    _run(tree.root, cache_dir)
+    project = analyze_project([tree.root], Config(root=tree.root), RunOptions(jobs=1, cache_dir=cache_dir), Target((0, 13), "flag"))
+    assert project.analyzed == 1
+
+
+def test_default_cache_lives_at_the_project_root(tree):
+    tree.write("pyproject.toml", "[tool.rlguard]\n")
+    tree.write("src/a.py", OLD_IMPORT)
+    tree.run("check", "src")
+    assert os.path.isfile(os.path.join(tree.root, ".rlguard_cache", ".gitignore"))
