@@ -5,9 +5,12 @@ This runs in worker processes; it returns plain data (no CST) so results can tra
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import signal
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
@@ -32,6 +35,7 @@ class Settings:
     options: Mapping[str, Mapping[str, Any]]  # per rule, defaults filled in
     tokens: Mapping[str, tuple[tuple[str, ...], ...]]  # pre-filter groups per rule, derived names added
     max_file_size: int = 10_000_000
+    timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr((self.codes, self.target, sorted((k, sorted(v.items())) for k, v in self.options.items()),
@@ -62,7 +66,38 @@ def engine_finding(path: str, code: str, line: int, column: int, message: str) -
     return Finding(path, Span(line, column, line, column), code, ENGINE_CODES[code], message)
 
 
+class FileTimeout(BaseException):  # not Exception: no broad handler may swallow it
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise FileTimeout after ``seconds`` (main thread only; elsewhere no limit is enforced)."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(_signum, _frame):
+        raise FileTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex] = None) -> FileResult:
+    try:
+        with time_limit(settings.timeout):
+            return _analyze_file(path, settings, index)
+    except FileTimeout:
+        return FileResult(path, skipped=f"took longer than the per-file time limit ({settings.timeout:g} s)")
+
+
+def _analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex]) -> FileResult:
     try:
         with open(path, "rb") as handle:
             data = handle.read(settings.max_file_size + 1)
@@ -83,7 +118,10 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: Optional[Pr
         # No rule needs the CST, but a syntax error is still reported: Python's own parser
         # is an order of magnitude cheaper than libcst's.
         error = syntax_error(decoded.text)
-        return _parse_error(path, error) if error else Analysis(FileResult(path), decoded)
+        if error:
+            return _parse_error(path, error)
+        suppressions = find_suppressions(decoded.text) if _names_rule_codes(decoded.text) else []
+        return Analysis(FileResult(path, suppressions=suppressions), decoded)
     module = parse(decoded)
     if isinstance(module, ParseError):
         return _parse_error(path, module)
@@ -122,9 +160,14 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     for fact, node in ctx.line_requests:
         fact.line = spans[id(node)].line if id(node) in spans else 0
     pending = [_pending(path, rule, report, spans) for rule, report in reports]
-    suppressions = find_suppressions(source.text) if pending else []
+    suppressions = find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
     result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
     return Analysis(result, source, module, reports)
+
+
+def _names_rule_codes(text: str) -> bool:
+    """Suppressions naming rlguard codes are read in every file, so unknown codes get reported."""
+    return "RLG" in text and ("noqa" in text or "rlguard:" in text)
 
 
 def _register(rule: Rule, on_visit: dict, on_leave: dict) -> None:

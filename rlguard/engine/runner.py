@@ -56,7 +56,7 @@ def build_settings(config: Config, codes: Sequence[str], target: Target, sources
             extra = tuple(sorted(derived_class_names(sources, rule.class_roots)))
             groups = tuple(group + extra if i == rule.class_group else group for i, group in enumerate(groups))
         tokens[code] = groups
-    return Settings(tuple(codes), target.version, options, tokens, config.max_file_size)
+    return Settings(tuple(codes), target.version, options, tokens, config.max_file_size, config.timeout)
 
 
 @dataclass
@@ -168,6 +168,7 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
                 continue
             if not is_suppressed(finding.code, finding.line, result.suppressions):
                 report.findings.append(finding)
+        report.findings.extend(_unknown_codes(result))
         if show_unused:
             report.unused_suppressions.extend(_unused(result))
         if result.skipped:
@@ -179,6 +180,15 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
 def _per_file_ignored(path: str, config: Config) -> list[str]:
     relative = os.path.relpath(path, config.root).replace(os.sep, "/")
     return [code for glob, codes in config.per_file_ignores if fnmatch.fnmatch(relative, glob) for code in codes]
+
+
+def _unknown_codes(result: FileResult) -> list[Finding]:
+    """A suppression naming an rlguard code that does not exist is a mistake worth reporting."""
+    known = set(RULES_BY_CODE) | set(ENGINE_CODES)
+    return [
+        engine_finding(result.path, "RLG100", s.line, 1, f"suppression names unknown rule code {code}")
+        for s in result.suppressions for code in sorted(s.codes or ()) if code.startswith("RLG") and code not in known
+    ]
 
 
 def _unused(result: FileResult) -> list[Finding]:

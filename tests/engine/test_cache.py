@@ -7,7 +7,7 @@ import os
 from rlguard.config import Config
 from rlguard.engine.runner import RunOptions, analyze_project, check
 from rlguard.engine.target import Target
-from tests.engine.conftest import OLD_IMPORT
+from tests.helpers import OLD_IMPORT
 
 TARGET = Target((0, 14, 1), "flag")
 

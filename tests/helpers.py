@@ -1,11 +1,11 @@
+"""Helpers shared by the test folders."""
+
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 import textwrap
-
-import pytest
 
 OLD_IMPORT = "from torchrl.collectors import SyncDataCollector\n"
 
@@ -31,7 +31,3 @@ class Tree:
         return subprocess.run([sys.executable, "-m", "rlguard", *args], cwd=cwd or self.root,
                               capture_output=True, text=True, timeout=300)
 
-
-@pytest.fixture
-def tree(tmp_path):
-    return Tree(str(tmp_path))
