@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     fix = commands.add_parser("fix", help="apply fixes and write the files")
     lint_options(fix)
 
+    doctor = commands.add_parser("doctor", help="check whether this TorchRL install can do what the code asks")
+    doctor.add_argument("--format", choices=["text", "json"], default="text")
+    doctor.add_argument("--project", metavar="PATH", help="also say which findings in PATH depend on the torchrl version")
+    doctor.add_argument("--target-torchrl", metavar="VERSION", help="as for check")
+    doctor.add_argument("--extension-path", metavar="SO", help="probe this torchrl extension build instead of the installed one")
+
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("code")
@@ -93,6 +99,6 @@ def _main(argv: Optional[Sequence[str]]) -> int:
             raise UsageError(f"unknown rule code {args.code!r}; `rlguard rules` lists them")
         print(text)
         return EXIT_CLEAN
-    from rlguard.commands import run_lint
+    from rlguard.commands import run_doctor, run_lint
 
-    return run_lint(args)
+    return run_doctor(args) if args.command == "doctor" else run_lint(args)

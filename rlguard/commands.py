@@ -22,6 +22,23 @@ from rlguard.report import FORMATS, text
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+def run_doctor(args: argparse.Namespace) -> int:
+    from rlguard import doctor
+
+    try:
+        config = load_config(args.project or ".")
+        flag = validate_version(args.target_torchrl, "--target-torchrl")
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.project and not os.path.exists(args.project):
+        print(f"error: {args.project}: no such file or directory", file=sys.stderr)
+        return EXIT_USAGE
+    items = doctor.diagnose(config, resolve_target(flag, config.target_torchrl, config.root), args.project, args.extension_path)
+    sys.stdout.write(doctor.render_json(items) if args.format == "json" else doctor.render_text(items))
+    return EXIT_FINDINGS if any(item.verdict == "fail" for item in items) else EXIT_CLEAN
+
+
 def run_lint(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.paths[0] if args.paths else ".")

@@ -54,6 +54,25 @@ def lowest_admitted(spec: str) -> Optional[tuple[int, ...]]:
     return max(lows) if lows else None
 
 
+def satisfies(version: tuple[int, ...], spec: str) -> bool:
+    """Whether a version meets every clause of a specifier like '>=0.14.3,<0.15.0'."""
+    for match in _CLAUSE.finditer(spec):
+        op, raw = match.group("op"), match.group("version")
+        wanted = parse_version(raw.rstrip(".*"))
+        width = max(len(version), len(wanted))
+        have, want = version + (0,) * (width - len(version)), wanted + (0,) * (width - len(wanted))
+        if raw.endswith(".*"):
+            have, want = have[: len(wanted)], want[: len(wanted)]
+        ok = {
+            "==": have == want, "===": have == want, "!=": have != want, ">=": have >= want,
+            "<=": have <= want, ">": have > want, "<": have < want,
+            "~=": have >= want and have[: len(wanted) - 1] == want[: len(wanted) - 1],
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
 def resolve_target(flag: Optional[str], config_value: Optional[str], project_root: str) -> Target:
     if flag:
         return Target(parse_version(flag), "flag")

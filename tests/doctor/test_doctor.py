@@ -1,0 +1,93 @@
+"""rlguard doctor on the real tested stack, on a linter-only install, and on a broken extension."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+import torch
+
+from rlguard.engine.target import satisfies
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _doctor(*args: str, cwd: str = ROOT, env=None, python=(sys.executable,)) -> tuple[int, list[dict]]:
+    done = subprocess.run([*python, "-m", "rlguard", "doctor", "--format", "json", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def _by_name(items: list[dict]) -> dict[str, dict]:
+    return {item["name"]: item for item in items}
+
+
+def test_tested_stack_verdicts():
+    code, items = _doctor()
+    found = _by_name(items)
+    assert found["torchrl"]["evidence"] == "0.14.1" and found["tensordict"]["evidence"] == "0.14.3"
+    assert found["torchrl needs tensordict<0.15.0,>=0.14.3"]["verdict"] == "ok"
+    extension = found["torchrl compiled extension"]
+    assert extension["verdict"] == "fail" and "undefined symbol" in extension["evidence"]
+    assert "rlguard.runtime.install()" in extension["fix"]
+    assert found["target-torchrl"]["evidence"].startswith("0.14.1 (from ")
+    assert code == 1
+    if not torch.cuda.is_available():
+        assert found["accelerator"]["verdict"] == "warn"
+        pinned = found["pinned memory"]
+        assert pinned["verdict"] == "warn" and "Cannot access accelerator" in pinned["evidence"]
+
+
+def test_text_format_and_project_findings(tmp_path):
+    (tmp_path / "old.py").write_text("from torchrl.collectors import SyncDataCollector\n")
+    done = subprocess.run([sys.executable, "-m", "rlguard", "doctor", "--project", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert "RLG006 removed-collector-name" in done.stdout and "would fire on 1 place(s)" in done.stdout
+    assert done.stdout.splitlines()[0].startswith("OK    python")
+
+
+def test_linter_only_install_reports_runtime_as_missing(tmp_path):
+    """Without site-packages (python -S), only libcst and its pure dependencies are importable."""
+    site = sysconfig.get_paths()["purelib"]
+    for name in ("libcst", "yaml", "typing_extensions.py"):
+        source = os.path.join(site, name)
+        (shutil.copytree if os.path.isdir(source) else shutil.copy)(source, os.path.join(tmp_path, name))
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    code, items = _doctor(env=env, python=(sys.executable, "-S"), cwd=str(tmp_path))
+    found = _by_name(items)
+    assert code == 0
+    for package in ("torch", "tensordict", "torchrl"):
+        assert found[package]["verdict"] == "warn" and "not installed" in found[package]["evidence"]
+    assert found["torchrl compiled extension"]["evidence"] == "torch is not installed"
+
+
+@pytest.mark.parametrize("content", [b"", b"\x7fELF garbage that is not a shared object"])
+def test_broken_extension_names_the_loader_error(tmp_path, content):
+    broken = tmp_path / "_torchrl.cpython-311-x86_64-linux-gnu.so"
+    broken.write_bytes(content)
+    code, items = _doctor("--extension-path", str(broken))
+    extension = _by_name(items)["torchrl compiled extension"]
+    assert code == 1 and extension["verdict"] == "fail"
+    assert str(broken) in extension["evidence"]
+    assert any(words in extension["evidence"] for words in ("file too short", "invalid ELF header", "not a dynamic"))
+
+
+def test_satisfies():
+    assert satisfies((0, 14, 3), ">=0.14.3,<0.15.0")
+    assert not satisfies((0, 15), ">=0.14.3,<0.15.0")
+    assert satisfies((2, 13, 0), "~=2.13")
+    assert satisfies((0, 14, 1), "==0.14.*") and not satisfies((0, 13, 1), "==0.14.*")
+    assert not satisfies((2, 0), "!=2.0")
+
+
+def test_usage_error(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "rlguard", "doctor", "--project", str(tmp_path / "missing")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "no such file or directory" in done.stderr
