@@ -84,10 +84,10 @@ def installed(
 
 def _chosen(collectors: bool, recurrent: bool, samplers: bool, buffers: bool, training: bool) -> frozenset[str]:
     flags = dict(collectors=collectors, recurrent=recurrent, samplers=samplers, buffers=buffers, training=training)
-    chosen = frozenset(name for name, on in flags.items() if on)
+    chosen = [name for name, on in flags.items() if on]
     for name in chosen:
         _check_version(name)
-    return chosen
+    return frozenset(chosen)
 
 
 def _check_version(component: str) -> None:

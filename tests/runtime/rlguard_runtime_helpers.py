@@ -55,3 +55,19 @@ def changed(before: dict[tuple[int, str], Any], after: dict[tuple[int, str], Any
     keys = before.keys() | {key for key in after if key[0] in owners}
     missing = object()
     return [key for key in keys if before.get(key, missing) is not after.get(key, missing)]
+
+
+def left_patched(before: dict[tuple[int, str], Any]) -> list[str]:
+    """Attributes that install() patches and that are not now the objects they were ``before``.
+
+    Comparing only those keeps torchrl's own lazy caches, which running tests may rebind, out.
+    """
+    from rlguard.runtime import install, uninstall
+
+    now = snapshot()
+    install()
+    patched = snapshot()
+    uninstall()
+    targets = changed(patched, snapshot())
+    missing = object()
+    return [name for key in targets if before.get(key, missing) is not now.get(key, missing) for name in key[1:]]

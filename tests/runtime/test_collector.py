@@ -14,8 +14,9 @@ from rlguard_runtime_helpers import OBS, LockedNet, only, policy
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 from torch import nn
-from torchrl.modules import QValueActor, ValueOperator
-from torchrl.objectives import DDPGLoss, DQNLoss
+from tensordict.nn import NormalParamExtractor
+from torchrl.modules import ProbabilisticActor, QValueActor, TanhNormal, ValueOperator
+from torchrl.objectives import ClipPPOLoss, DDPGLoss, DQNLoss
 from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv, DiscreteActionVecMockEnv
 
 from rlguard.runtime import Collector, RLGuardError, RLGuardWarning, installed, uncopyable
@@ -223,3 +224,42 @@ def test_ddpg_loss_builds_as_upstream_with_copyable_networks() -> None:
     with installed(**only("collectors")):
         loss = DDPGLoss(*ddpg_networks(nn.Sequential(nn.Linear(OBS, OBS), nn.Tanh())))
     assert "actor_critic" in vars(loss)
+
+
+class LockedGaussianNet(LockedNet):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(OBS, 2 * OBS)
+        self.split = NormalParamExtractor()
+
+    def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        with self.lock:
+            return self.split(self.linear(observation))
+
+
+def test_a_ppo_loop_that_never_copies_runs_silently_under_install() -> None:
+    actor = ProbabilisticActor(
+        TensorDictModule(LockedGaussianNet(), in_keys=["observation"], out_keys=["loc", "scale"]),
+        in_keys=["loc", "scale"], distribution_class=TanhNormal, return_log_prob=True,
+    )
+    critic = ValueOperator(nn.Linear(OBS, 1), in_keys=["observation"])
+    with installed(**only("collectors")), warnings.catch_warnings():
+        warnings.simplefilter("error", RLGuardWarning)
+        data = next(iter(Collector(ContinuousActionVecMockEnv(), actor, frames_per_batch=FRAMES,
+                                   total_frames=FRAMES)))
+        loss = ClipPPOLoss(actor, critic)
+        losses = loss(data)
+        (losses["loss_objective"] + losses["loss_critic"]).backward()
+    assert all(torch.isfinite(value) for value in losses.values() if value.dtype.is_floating_point)
+    assert actor.module[0].module.linear.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_locked_cpu_policy_runs_on_the_cpu_between_cuda_env_steps() -> None:
+    net = LockedNet()
+    with pytest.warns(RLGuardWarning, match="runs in place on cpu"):
+        collector, data = collect(Collector, net, policy_device="cuda", env_device="cuda", storing_device="cuda")
+    assert collector.policy_device == torch.device("cpu")
+    assert data["action"].device.type == "cuda"
+    assert_actions_from(net, data.cpu())
