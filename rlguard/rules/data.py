@@ -128,9 +128,33 @@ RECURRENT_CONTEXT_MANAGERS = frozenset(
     {
         "torchrl.modules.set_recurrent_mode", "torchrl.modules.tensordict_module.set_recurrent_mode",
         "torchrl.modules.tensordict_module.rnn.set_recurrent_mode",
+        # rlguard's runtime re-exports torchrl's (a backport before 0.7).
+        "rlguard.runtime.set_recurrent_mode", "rlguard.runtime.recurrent.set_recurrent_mode",
     }
 )
 RECURRENT_METHOD_RAISES_FROM = (0, 8)
+# The context manager exists, and the method is deprecated, from torchrl 0.7 (pytorch/rl#2584).
+RECURRENT_CONTEXT_MANAGER_SINCE = (0, 7)
+# Module methods that return the module itself: ``LSTMModule(...).to(device)`` is still an LSTMModule.
+MODULE_METHODS_RETURNING_SELF = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "share_memory"}
+)
+# Module methods whose result does not depend on the recurrent mode (weights, device, train/eval).
+MODE_INDEPENDENT_MODULE_METHODS = frozenset(
+    {
+        "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict",
+        "modules", "named_modules", "children", "named_children", "zero_grad", "to", "cuda", "cpu",
+        "train", "eval", "requires_grad_",
+    }
+)
+# Names whose classes never carry set_recurrent_mode unless listed in RECURRENT_MODULES.
+LIBRARY_PREFIXES = ("torch.", "torchrl.", "tensordict.")
+
+
+def is_torchrl_loss(qualname: str) -> bool:
+    """A loss class from torchrl.objectives (``DQNLoss``, ``ClipPPOLoss``, ...), any submodule."""
+    module, _, name = qualname.rpartition(".")
+    return name.endswith("Loss") and (module + ".").startswith(tuple(m + "." for m in LOSS_MODULES))
 
 # Trainer hook destinations accepted by Trainer.register_op.
 TRAINER_HOOKS_ORIGINAL = (

@@ -1,0 +1,942 @@
+"""RLG002 manual-recurrent-mode: ``LSTMModule/GRUModule.set_recurrent_mode()``, which raises since torchrl 0.8."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Union
+
+import libcst as cst
+
+from rlguard.engine.findings import Edit, Fix, Requirement
+from rlguard.engine.index import ProjectIndex
+from rlguard.engine.names import dotted_name, module_of_import_from
+from rlguard.engine.traversal import children, iter_nodes
+from rlguard.rules.base import Example, Rule
+from rlguard.rules.data import (
+    LIBRARY_PREFIXES,
+    MODE_INDEPENDENT_MODULE_METHODS,
+    MODULE_METHODS_RETURNING_SELF,
+    POLICY_WRAPPERS,
+    RECURRENT_CONTEXT_MANAGER_SINCE,
+    RECURRENT_CONTEXT_MANAGERS,
+    RECURRENT_METHOD_RAISES_FROM,
+    RECURRENT_MODULES,
+    is_torchrl_loss,
+)
+from rlguard.rules.matchers import method_call
+
+METHOD = "set_recurrent_mode"
+RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
+CM_MODULE = "torchrl.modules"
+# Used when the file binds ``set_recurrent_mode`` to something else than torchrl's context manager.
+FALLBACK_ALIAS = "torchrl_set_recurrent_mode"
+
+Block = Union[cst.IndentedBlock, cst.Module]
+# (kind, requirement arguments, what the receiver is): kinds "yes", "unknown", "class", "attr", "super".
+Verdict = tuple[str, tuple[str, ...], str]
+
+HOW_WRAP = "run the code that needs whole-sequence mode inside `with set_recurrent_mode(True):` (from torchrl.modules)"
+HOW_VALUE = ("use `{recv}` itself and call it inside `with set_recurrent_mode(True):` (from torchrl.modules) where it "
+             "must process whole sequences; torchrl losses already run in that mode")
+HOW_MANUAL = HOW_VALUE + ", or build the module with `default_recurrent_mode=True`"
+HOW_FALSE = ("delete the call: outside `with set_recurrent_mode(True):` the module runs step by step "
+             "(write `with set_recurrent_mode(False):` to force it)")
+HOW_SUPER = ("the parent method is gone: drop this call (or the override) and switch modes with "
+             "`with set_recurrent_mode(...)` (from torchrl.modules) or the `default_recurrent_mode=` constructor argument")
+
+
+@dataclass
+class _Candidate:
+    call: cst.Call
+    receiver: cst.BaseExpression
+    mode: Optional[bool]  # the literal mode argument; None when not a literal
+    verdict: Verdict
+    scope: Optional[cst.FunctionDef]  # the enclosing function; None at module level
+    in_class_body: bool
+    requires: tuple[Requirement, ...] = ()
+    fix: Optional[Fix] = None
+    howto: str = HOW_MANUAL
+
+
+class ManualRecurrentMode(Rule):
+    code = "RLG002"
+    name = "manual-recurrent-mode"
+    summary = "Calls the `set_recurrent_mode()` method of an LSTMModule or GRUModule, which raises since torchrl 0.8"
+    what = (
+        "Finds calls of the method `.set_recurrent_mode(...)` on a TorchRL `LSTMModule` or `GRUModule`: "
+        "instances built in the linted files, names and `self` attributes bound to them, parameters "
+        "annotated with them, instances of user subclasses (in any linted file) that do not define the "
+        "method themselves, and `super().set_recurrent_mode(...)` inside such subclasses. When the type "
+        "of the receiver is unknown, the call is reported if the file imports `LSTMModule` or "
+        "`GRUModule` (and defines no class with its own `set_recurrent_mode`).\n\n"
+        "The context manager and decorator `set_recurrent_mode(...)` from `torchrl.modules`, under any "
+        "alias, is not a finding; neither is a user class's own method of that name, nor calls on "
+        "instances of such a class. The rule applies from torchrl 0.7, where the context manager "
+        "appeared and the method was deprecated; before that the method was the only API."
+    )
+    why = (
+        "TorchRL 0.7 replaced the method by the `set_recurrent_mode` context manager and decorator, "
+        "and 0.8 removed it: `lstm.set_recurrent_mode(True)` now raises `RuntimeError`, usually deep "
+        "in a training script, after minutes of data collection. The old method also never switched "
+        "the module in place: it returned a recurrent *copy* sharing the weights, so a bare "
+        "`lstm.set_recurrent_mode(True)` statement silently did nothing even on old versions."
+    )
+    fix_doc = (
+        "**Statement form, safe.** A bare statement `m.set_recurrent_mode(True)` (or `()`, or "
+        "`mode=True`) is removed, and the statements that follow it in the same block are wrapped in "
+        "`with set_recurrent_mode(True):`. The wrapped statements end before the first later bare "
+        "statement `m.set_recurrent_mode(False)` on the same receiver in that block, which is removed "
+        "too; without one, everything up to the end of the block (function body, loop body, or "
+        "module) is wrapped, and a later bare `m.set_recurrent_mode(...)` call on the same receiver "
+        "ends the wrapped statements without being removed. Several consecutive `set_recurrent_mode(True)` "
+        "statements on different receivers open one block together, and their consecutive "
+        "`set_recurrent_mode(False)` statements close it. Comments and blank lines stay: those of the "
+        "removed `False` call move to the next statement. No fix is offered when nothing that calls "
+        "anything would be wrapped (for instance `m.set_recurrent_mode(True)` then `return m`): the "
+        "intent is then a recurrent module, which `default_recurrent_mode=True` expresses.\n\n"
+        "**Value form, unsafe.** `x = m.set_recurrent_mode(True)` or `Seq(a, m.set_recurrent_mode(True), b)`: "
+        "the old method returned a recurrent copy of `m` sharing its weights. The call is replaced by "
+        "`m` itself. Where the value (the name it is bound to, possibly through `Seq`, "
+        "`TensorDictSequential`, `ProbabilisticActor` and the other policy wrappers) is then only "
+        "called in simple statements of the same block, those statements are wrapped in `with "
+        "set_recurrent_mode(True):`; a value that only flows into a torchrl loss (`DQNLoss(policy)`) "
+        "needs no wrap, since torchrl >= 0.8 losses run recurrent mode by themselves. Weight and "
+        "device accessors (`x.parameters()`, `x.state_dict()`, `x.to(...)`, ...) are allowed uses: "
+        "they do not depend on the mode. Any other use (returned, stored on `self`, passed to a "
+        "collector, called inside a loop body or another function) gets no fix. It is unsafe because "
+        "the value is no longer a separate copy: it is the module itself, which runs step by step "
+        "outside the wrapped statements.\n\n"
+        "Both forms import the context manager with `from torchrl.modules import set_recurrent_mode`, "
+        "or reuse the name or `torchrl.modules` alias the file already imports; if the file binds "
+        "`set_recurrent_mode` to something else, it is imported as `torchrl_set_recurrent_mode`.\n\n"
+        "Anything else (`set_recurrent_mode(False)` on its own, a non-literal mode, `super()` calls, "
+        "calls inside expressions) has no fix: the message says how to migrate by hand."
+    )
+    min_target = RECURRENT_CONTEXT_MANAGER_SINCE
+    tokens = ((METHOD,),)
+
+    valid = (
+        Example(
+            "from torchrl.modules import LSTMModule, set_recurrent_mode\n\n"
+            "lstm = LSTMModule(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n\n"
+            "with set_recurrent_mode(True):\n"
+            "    out = lstm(trajectories)\n",
+            note="The context manager is the replacement.",
+        ),
+        Example(
+            "import torchrl.modules as tm\n\n\n"
+            "@tm.set_recurrent_mode(\"recurrent\")\n"
+            "def burn_in(policy, data):\n"
+            "    return policy(data)\n",
+            note="Its decorator form, under any alias.",
+        ),
+        Example(
+            "from torchrl.modules import LSTMModule\n\n\n"
+            "class Agent:\n"
+            "    def __init__(self):\n"
+            "        self.recurrent = False\n\n"
+            "    def set_recurrent_mode(self, mode=True):\n"
+            "        self.recurrent = mode\n\n\n"
+            "agent = Agent()\n"
+            "agent.set_recurrent_mode(True)\n",
+            note="A user class's own method of that name.",
+        ),
+        Example(
+            "def prepare(policy):\n"
+            "    policy.set_recurrent_mode(True)\n",
+            note="A receiver of unknown type, in a file that does not import LSTMModule or GRUModule.",
+        ),
+        Example(
+            "from torchrl.modules import LSTMModule\n\n"
+            "lstm = LSTMModule(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n"
+            "training_lstm = lstm.set_recurrent_mode(True)\n",
+            target="0.6",
+            note="Before torchrl 0.7 the method was the only API.",
+        ),
+    )
+    invalid = (
+        Example(
+            "from torchrl.modules import LSTMModule\n\n"
+            "lstm = LSTMModule(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n\n\n"
+            "def update(policy, batch):\n"
+            "    lstm.set_recurrent_mode(True)\n"
+            "    # the whole trajectories at once\n"
+            "    out = policy(batch)\n"
+            "    loss = out[\"features\"].pow(2).mean()\n"
+            "    lstm.set_recurrent_mode(False)\n"
+            "    return loss\n",
+            fixed="from torchrl.modules import LSTMModule\n"
+            "from torchrl.modules import set_recurrent_mode\n\n"
+            "lstm = LSTMModule(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n\n\n"
+            "def update(policy, batch):\n"
+            "    with set_recurrent_mode(True):\n"
+            "        # the whole trajectories at once\n"
+            "        out = policy(batch)\n"
+            "        loss = out[\"features\"].pow(2).mean()\n"
+            "    return loss\n",
+            message="will crash",
+            note="Statement form with its matching `False`: the statements between run in recurrent mode.",
+        ),
+        Example(
+            "from torchrl.modules import GRUModule, set_recurrent_mode as recurrent\n\n\n"
+            "def train_step(gru: GRUModule, policy, batch, optim):\n"
+            "    gru.set_recurrent_mode()  # replay whole sequences\n"
+            "    loss = policy(batch)[\"loss\"]\n"
+            "    loss.backward()\n"
+            "    optim.step()\n",
+            fixed="from torchrl.modules import GRUModule, set_recurrent_mode as recurrent\n\n\n"
+            "def train_step(gru: GRUModule, policy, batch, optim):\n"
+            "    with recurrent(True):  # replay whole sequences\n"
+            "        loss = policy(batch)[\"loss\"]\n"
+            "        loss.backward()\n"
+            "        optim.step()\n",
+            note="Without a matching `False`, the rest of the block is wrapped; an existing alias is reused.",
+        ),
+        Example(
+            "from tensordict.nn import TensorDictSequential as Seq\n"
+            "from torchrl.modules import LSTMModule\n"
+            "from torchrl.objectives import DQNLoss\n\n"
+            "lstm = LSTMModule(input_size=64, hidden_size=128, in_key=\"embed\", out_key=\"embed\")\n"
+            "stoch_policy = Seq(feature, lstm, mlp, qval)\n"
+            "policy = Seq(feature, lstm.set_recurrent_mode(True), mlp, qval)\n"
+            "policy(env.reset())\n"
+            "loss_fn = DQNLoss(policy, action_space=env.action_spec, delay_value=True)\n"
+            "optim = torch.optim.Adam(policy.parameters(), lr=3e-4)\n",
+            fixed="from tensordict.nn import TensorDictSequential as Seq\n"
+            "from torchrl.modules import LSTMModule\n"
+            "from torchrl.objectives import DQNLoss\n"
+            "from torchrl.modules import set_recurrent_mode\n\n"
+            "lstm = LSTMModule(input_size=64, hidden_size=128, in_key=\"embed\", out_key=\"embed\")\n"
+            "stoch_policy = Seq(feature, lstm, mlp, qval)\n"
+            "policy = Seq(feature, lstm, mlp, qval)\n"
+            "with set_recurrent_mode(True):\n"
+            "    policy(env.reset())\n"
+            "loss_fn = DQNLoss(policy, action_space=env.action_spec, delay_value=True)\n"
+            "optim = torch.optim.Adam(policy.parameters(), lr=3e-4)\n",
+            unsafe=True,
+            note="Value form (the recurrent DQN tutorial before 0.8): the module itself replaces the copy; "
+                 "its direct call is wrapped, the loss needs no wrap.",
+        ),
+        Example(
+            "from torchrl.modules import GRUModule\n\n\n"
+            "def make_training_policy(gru: GRUModule, head):\n"
+            "    return Seq(gru.set_recurrent_mode(True), head)\n",
+            message="use `gru` itself",
+            note="A returned value has no fix: the message says how to migrate.",
+        ),
+        Example(
+            "from pkg.nets import MemoryCore\n\n"
+            "core = MemoryCore(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n"
+            "trainer_core = core.set_recurrent_mode(True)\n",
+            files={
+                "pkg/__init__.py": "",
+                "pkg/nets.py": "from torchrl.modules import LSTMModule\n\n\n"
+                "class MemoryCore(LSTMModule):\n"
+                "    def reset_parameters(self):\n"
+                "        self.lstm.reset_parameters()\n",
+            },
+            fixed="from pkg.nets import MemoryCore\n\n"
+            "core = MemoryCore(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n"
+            "trainer_core = core\n",
+            unsafe=True,
+            message="`MemoryCore` derives from `LSTMModule`",
+            note="An instance of a subclass defined in another file.",
+        ),
+        Example(
+            "from torchrl.modules import LSTMModule\n\n\n"
+            "class LegacyLSTM(LSTMModule):\n"
+            "    def set_recurrent_mode(self, mode=True):\n"
+            "        self.mode_requests += 1\n"
+            "        return super().set_recurrent_mode(mode)\n",
+            message="the parent method is gone",
+            note="`super().set_recurrent_mode()` in an override reaches the removed method.",
+        ),
+        Example(
+            "from torchrl.modules import LSTMModule\n\n\n"
+            "def enable(policy):\n"
+            "    policy.module[0].set_recurrent_mode(True)\n",
+            target="0.7",
+            message="deprecated since torchrl 0.7",
+            note="A receiver of unknown type in a file that imports LSTMModule; torchrl 0.7 only warned.",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._candidates: list[_Candidate] = []
+        self._module_names: set[str] = set()  # local names bound by ``import x`` (modules)
+        self._attr_names: set[int] = set()  # ``x.set_recurrent_mode``: the attribute, not a name
+        self._ok_names: set[int] = set()  # names that are torchrl's context manager, or a method name
+        self._mentions_recurrent = False  # the file uses LSTMModule/GRUModule by a qualified name
+        self._defines_method = False  # a class of this file defines its own set_recurrent_mode
+        self._name_conflict = False  # ``set_recurrent_mode`` is bound to something else somewhere
+
+    # ----- the walk -----
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is not None:
+                asname = alias.asname.name if alias.asname is not None else None
+                self._module_names.add(asname.value if isinstance(asname, cst.Name) else full.split(".")[0])
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            qualname = self.ctx.imports.names.get(alias.evaluated_alias or alias.evaluated_name)
+            if qualname in RECURRENT_CONTEXT_MANAGERS:
+                self._ok_names.add(id(alias.name))
+                if alias.asname is not None:
+                    self._ok_names.add(id(alias.asname.name))
+            elif qualname in RECURRENT_MODULES:
+                self._mentions_recurrent = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # The engine has entered the function: the enclosing scope is second from the top.
+        if node.name.value == METHOD and len(self.ctx.scopes) >= 2 and self.ctx.scopes[-2].kind == "class":
+            self._ok_names.add(id(node.name))
+            self._defines_method = True
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.name.value == METHOD:
+            self._name_conflict = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        attr = node.attr.value
+        if attr == METHOD:
+            self._attr_names.add(id(node.attr))
+        elif attr in RECURRENT_NAMES and self.ctx.qualname(node) in RECURRENT_MODULES:
+            self._mentions_recurrent = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == METHOD and id(node) not in self._attr_names and id(node) not in self._ok_names:
+            if self.ctx.qualname(node) not in RECURRENT_CONTEXT_MANAGERS:
+                self._name_conflict = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != METHOD:
+            return
+        if self.ctx.qualname(func) in RECURRENT_CONTEXT_MANAGERS:
+            return  # ``tm.set_recurrent_mode(True)``: the context manager itself
+        verdict = self._classify(func.value)
+        if verdict is None:
+            return
+        self._candidates.append(
+            _Candidate(
+                node, func.value, _literal_mode(node), verdict, self.ctx.current_function,
+                self.ctx.scopes[-1].kind == "class",
+            )
+        )
+
+    # ----- what the receiver is -----
+    def _classify(self, node: cst.BaseExpression, depth: int = 0) -> Optional[Verdict]:
+        """The receiver's verdict, or None when it is known not to be a recurrent module."""
+        unknown: Verdict = ("unknown", (), "")
+        ctx = self.ctx
+        if depth > 6:
+            return unknown
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Name) and node.func.value == "super" and ctx.lookup("super") is None:
+                cls = ctx.current_class
+                return ("super", (cls.qualname,), "") if cls is not None else None
+            callee = ctx.callee(node)
+            called = method_call(node)
+            if callee is None and called is not None:
+                receiver, method = called
+                # ``lstm.set_recurrent_mode(True)`` returned a copy; ``.to(device)`` returns the module.
+                if method == METHOD or method in MODULE_METHODS_RETURNING_SELF:
+                    return self._classify(receiver, depth + 1)
+                return unknown
+            return self._of_class(callee)
+        if isinstance(node, cst.Name):
+            cls = ctx.current_class
+            if cls is not None and self._is_self(node.value):
+                return ("class", (cls.qualname,), "")
+            binding = ctx.lookup(node.value)
+            if binding is None:
+                qualname = ctx.qualname(node)
+                if qualname is None:
+                    return unknown
+                if node.value in self._module_names:
+                    return None  # ``module.set_recurrent_mode(...)``: a module's function
+                return self._of_class(qualname)
+            if binding.annotation is not None:
+                found = self._of_annotation(binding.annotation)
+                if found is not None:
+                    return found
+            if binding.value is not None:
+                return self._classify(binding.value, depth + 1)
+            return unknown
+        if isinstance(node, cst.Attribute):
+            attr = ctx.is_self_attr(node)
+            cls = ctx.current_class
+            if attr is not None and cls is not None:
+                facts = cls.attrs.get(attr, ())
+                if any(fact.callee in RECURRENT_MODULES for fact in facts):
+                    return ("yes", (), "")
+                return ("attr", (cls.qualname, attr), "")
+            qualname = ctx.qualname(node)
+            if qualname is not None:
+                return self._of_class(qualname)
+            base = self._classify(node.value, depth + 1)
+            if base is not None and base[0] == "class":
+                return ("attr", (base[1][0], node.attr.value), "")
+            if base is not None and base[0] == "yes":
+                return None  # an attribute of a recurrent module (``lstm_module.lstm``) is not one
+            return unknown
+        return unknown
+
+    def _of_class(self, qualname: Optional[str]) -> Optional[Verdict]:
+        """Verdict for an instance of (or the result of calling) ``qualname``."""
+        if qualname is None:
+            return ("unknown", (), "")
+        if qualname in RECURRENT_MODULES:
+            return ("yes", (), "")
+        if qualname.startswith(LIBRARY_PREFIXES):
+            return None  # torch, torchrl and tensordict classes other than these have no such method
+        return ("class", (qualname,), "")
+
+    def _of_annotation(self, annotation: cst.BaseExpression, depth: int = 0) -> Optional[Verdict]:
+        """Verdict from a type annotation; None when it says nothing useful."""
+        if depth > 4:
+            return None
+        if isinstance(annotation, cst.SimpleString):
+            try:
+                value = annotation.evaluated_value
+                annotation = cst.parse_expression(value if isinstance(value, str) else value.decode())
+            except Exception:
+                return None
+        members: list[cst.BaseExpression] = []
+        if isinstance(annotation, cst.Subscript):  # Optional[X], Union[X, Y]
+            members = [el.slice.value for el in annotation.slice if isinstance(el.slice, cst.Index)]
+        elif isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            members = [annotation.left, annotation.right]
+        if members:
+            found = [v for v in (self._of_annotation(m, depth + 1) for m in members) if v is not None]
+            return next((v for v in found if v[0] == "yes"), found[0] if found else None)
+        qualname = self.ctx.qualname(annotation)
+        if qualname is None or qualname.startswith(("builtins.", "typing.")):
+            return None
+        if qualname in RECURRENT_MODULES:
+            return ("yes", (), "")
+        if qualname.startswith(LIBRARY_PREFIXES):
+            return None  # ``nn.Module`` and the like: a supertype, the receiver stays unknown
+        return ("class", (qualname,), "")
+
+    def _is_self(self, name: str) -> bool:
+        return any(scope.kind == "function" and scope.self_name == name for scope in reversed(self.ctx.scopes))
+
+    # ----- reporting, once the whole file is known -----
+    def leave_Module(self, node: cst.Module) -> None:
+        if not self._candidates:
+            return
+        fallback = (self._mentions_recurrent or self.ctx.imports.imports_any(RECURRENT_MODULES)) \
+            and not self._defines_method
+        flag = "1" if fallback else "0"
+        standing = []
+        for cand in self._candidates:
+            kind, args, _ = cand.verdict
+            if kind == "unknown" and not fallback:
+                continue
+            if kind in ("class", "attr"):
+                cand.requires = ((kind, *args, flag),)
+            elif kind == "super":
+                cand.requires = (("super", *args),)
+            standing.append(cand)
+        if not standing:
+            return
+        _Planner(self, node, standing).plan()
+        for cand in standing:
+            self.report(cand.call, self._message(cand), fix=cand.fix, requires=cand.requires)
+
+    def _message(self, cand: _Candidate) -> str:
+        text = _call_text(cand.call, cand.receiver)
+        what = "{what}" if cand.requires else cand.verdict[2]
+        if self.ctx.target >= RECURRENT_METHOD_RAISES_FROM:
+            head = (f"`{text}` will crash: torchrl 0.8 removed the `set_recurrent_mode()` method of "
+                    f"LSTMModule/GRUModule and calling it raises RuntimeError{what}")
+        else:
+            head = f"`{text}` is deprecated since torchrl 0.7 and raises RuntimeError from 0.8 on{what}"
+        return f"{head}; {cand.howto.replace('{recv}', _short(cand.receiver, 40))}"
+
+    def is_recurrent_context(self, node: cst.CSTNode) -> bool:
+        """``with set_recurrent_mode(True):`` (any alias, default or "recurrent" mode)."""
+        if not isinstance(node, cst.With) or len(node.items) != 1:
+            return False
+        item = node.items[0].item
+        if not isinstance(item, cst.Call) or self.ctx.imports.resolve(item.func) not in RECURRENT_CONTEXT_MANAGERS:
+            return False
+        if not item.args:
+            return True
+        value = item.args[0].value
+        return len(item.args) == 1 and (
+            (isinstance(value, cst.Name) and value.value == "True")
+            or (isinstance(value, cst.SimpleString) and value.evaluated_value == "recurrent")
+        )
+
+    # ----- cross-file answers -----
+    @classmethod
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
+                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+        kind = requirement[0]
+        if kind == "class":
+            verdict, what = _class_verdict(index, requirement[1], path)
+            fallback = requirement[2] == "1"
+        elif kind == "attr":
+            verdict, what = _attr_verdict(index, requirement[1], requirement[2], path)
+            fallback = requirement[3] == "1"
+        elif kind == "super":
+            verdict, what = _class_verdict(index, requirement[1], path, skip_self=True)
+            fallback = False
+        else:
+            return None
+        if verdict == "yes":
+            return {"what": what}
+        if verdict == "unknown" and fallback:
+            return {"what": ""}
+        return None
+
+
+def _short_name(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
+def _class_verdict(index: ProjectIndex, qualname: str, path: str, skip_self: bool = False) -> tuple[str, str]:
+    """("yes" | "no" | "unknown", why) for an instance of ``qualname`` (or its parent, for ``super()``).
+
+    Bases are searched depth first, as the MRO does for simple hierarchies: the first one that is
+    torchrl's LSTMModule/GRUModule, or a linted class defining its own ``set_recurrent_mode``, decides.
+    """
+    if qualname in RECURRENT_MODULES:
+        return "yes", ""
+    linted = False
+    for position, (name, facts) in enumerate(index.ancestry(qualname, near=path)):
+        if position == 0:
+            linted = facts is not None
+            if skip_self:
+                continue
+        if name in RECURRENT_MODULES:
+            return "yes", f" (`{_short_name(qualname)}` derives from `{_short_name(name)}`)"
+        if facts is not None and METHOD in facts.methods:
+            return "no", ""
+    if not linted:
+        return ("no" if qualname.startswith(LIBRARY_PREFIXES) else "unknown"), ""
+    return "no", ""
+
+
+def _attr_verdict(index: ProjectIndex, qualname: str, attr: str, path: str) -> tuple[str, str]:
+    """Verdict for ``<instance of qualname>.<attr>``, from the ``self.attr = ...`` facts of its classes."""
+    verdicts: list[tuple[str, str]] = []
+    for _, facts in index.ancestry(qualname, near=path):
+        if facts is None:
+            continue
+        for fact in facts.attrs.get(attr, ()):
+            if fact.callee is None:
+                verdicts.append(("unknown", ""))
+            else:
+                verdict, why = _class_verdict(index, fact.callee, facts.path)
+                verdicts.append((verdict, why or f" (`{attr}` is built by `{_short_name(fact.callee)}(...)`)"))
+    if not verdicts:
+        return "unknown", ""
+    yes = next((v for v in verdicts if v[0] == "yes"), None)
+    if yes is not None:
+        return yes
+    return ("unknown", "") if any(v[0] == "unknown" for v in verdicts) else ("no", "")
+
+
+def _top_level_aliases(module: cst.Module, name: str, is_package: bool) -> list[tuple[int, str, str]]:
+    """(statement position, "name" | "module", local name) of the context manager and of
+    ``torchrl.modules``, imported by statements directly in the module body."""
+    found = []
+    for position, statement in enumerate(module.body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                source = module_of_import_from(small, name, is_package)
+                for alias in small.names:
+                    local = alias.evaluated_alias or alias.evaluated_name
+                    if f"{source}.{alias.evaluated_name}" in RECURRENT_CONTEXT_MANAGERS:
+                        found.append((position, "name", local))
+                    elif f"{source}.{alias.evaluated_name}" == CM_MODULE:
+                        found.append((position, "module", local))
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if alias.asname is not None and alias.evaluated_name == CM_MODULE:
+                        found.append((position, "module", alias.evaluated_alias))
+    return found
+
+
+def _literal_mode(call: cst.Call) -> Optional[bool]:
+    """True for ``()``, ``(True)`` and ``(mode=True)``; False for False; None otherwise."""
+    if not call.args:
+        return True
+    if len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if arg.star or (arg.keyword is not None and arg.keyword.value != "mode"):
+        return None
+    if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
+        return arg.value.value == "True"
+    return None
+
+
+_EMPTY = cst.Module([])
+
+
+def _code(node: cst.CSTNode) -> str:
+    return " ".join(_EMPTY.code_for_node(node).split())
+
+
+def _short(node: cst.CSTNode, limit: int) -> str:
+    text = _code(node)
+    return text if len(text) <= limit else "..."
+
+
+def _call_text(call: cst.Call, receiver: cst.CSTNode) -> str:
+    text = _code(call)
+    if len(text) <= 60:
+        return text
+    return f"{_short(receiver, 40)}.{METHOD}(...)"
+
+
+def _comment_lines(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
+    """The leading lines of a removed statement, plus its end-of-line comment as a line of its own."""
+    lines = list(statement.leading_lines)
+    comment = statement.trailing_whitespace.comment
+    if comment is not None:
+        lines.append(cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=comment))
+    return lines
+
+
+class _Planner:
+    """Works out the fixes of one file's findings; needs the whole module (parents, later statements)."""
+
+    def __init__(self, rule: ManualRecurrentMode, module: cst.Module, standing: list[_Candidate]) -> None:
+        self.rule = rule
+        self.module = module
+        self.standing = standing
+        self.parents: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            for child in children(node):
+                self.parents[id(child)] = node
+                stack.append(child)
+        self._positions: dict[int, dict[int, int]] = {}
+        self._names: dict[int, dict[str, list[cst.Name]]] = {}
+        self._aliases = _top_level_aliases(module, rule.ctx.imports.module, rule.ctx.imports.is_package)
+
+    def context_manager(self, cand: _Candidate) -> tuple[cst.BaseExpression, tuple[tuple[str, str], ...]]:
+        """The expression naming torchrl's context manager at this call, and the import it needs.
+
+        A name or ``torchrl.modules`` alias imported by a top-level statement is reused: in a
+        function, any of them; at module level, one imported above the call.
+        """
+        top: cst.CSTNode = cand.call
+        while (parent := self._parent(top)) is not None and parent is not self.module:
+            top = parent
+        at = self._position(self.module, top)
+        usable = [(kind, local) for position, kind, local in self._aliases if cand.scope is not None or position < at]
+        for wanted in ("name", "module"):
+            local = next((local for kind, local in usable if kind == wanted), None)
+            if local is not None:
+                return (cst.Name(local) if wanted == "name" else cst.Attribute(cst.Name(local), cst.Name(METHOD))), ()
+        if self.rule._name_conflict or any(kind == "name" for _, kind, _ in self._aliases):
+            # Bound to something else, or imported only below this module-level call.
+            return cst.Name(FALLBACK_ALIAS), ((CM_MODULE, f"{METHOD} as {FALLBACK_ALIAS}"),)
+        return cst.Name(METHOD), ((CM_MODULE, METHOD),)
+
+    def plan(self) -> None:
+        bare: dict[int, _Candidate] = {}
+        for cand in self.standing:
+            statement = self._bare_statement(cand)
+            if statement is not None:
+                bare[id(statement)] = cand
+        consumed: set[int] = set()
+        for cand in self.standing:
+            statement = self._bare_statement(cand)
+            if statement is not None:
+                if id(cand) not in consumed:
+                    self._statement_form(cand, statement, bare, consumed)
+            elif cand.verdict[0] == "super":
+                cand.howto = HOW_SUPER
+            else:
+                cand.howto = HOW_MANUAL
+                if cand.mode is True and not cand.in_class_body:
+                    self._value_form(cand)
+
+    # ----- structure -----
+    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(id(node))
+
+    def _position(self, block: Block, statement: cst.CSTNode) -> int:
+        positions = self._positions.get(id(block))
+        if positions is None:
+            positions = self._positions[id(block)] = {id(s): i for i, s in enumerate(block.body)}
+        return positions.get(id(statement), -1)
+
+    def _bare_statement(self, cand: _Candidate) -> Optional[cst.SimpleStatementLine]:
+        """The statement line, when the call is a whole statement of its own in a block."""
+        expr = self._parent(cand.call)
+        if not isinstance(expr, cst.Expr) or expr.value is not cand.call:
+            return None
+        line = self._parent(expr)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        return line if isinstance(self._parent(line), (cst.IndentedBlock, cst.Module)) else None
+
+    def _with(self, cand: _Candidate, body: list[cst.BaseStatement], header: Optional[cst.TrailingWhitespace],
+              leading: Any, footer: Any = ()) -> tuple[cst.With, tuple[tuple[str, str], ...]]:
+        manager, imports = self.context_manager(cand)
+        block = cst.IndentedBlock(body=body, header=header or cst.TrailingWhitespace(), footer=footer)
+        call = cst.Call(manager, args=[cst.Arg(cst.Name("True"))])
+        return cst.With(items=[cst.WithItem(call)], body=block, leading_lines=leading), imports
+
+    # ----- statement form -----
+    def _statement_form(self, opener: _Candidate, line: cst.SimpleStatementLine, bare: dict[int, _Candidate],
+                        consumed: set[int]) -> None:
+        opener.howto = HOW_FALSE if opener.mode is False else HOW_WRAP
+        if opener.mode is not True or opener.verdict[0] == "super":
+            if opener.mode is None:
+                opener.howto = HOW_MANUAL
+            return
+        block = self._parent(line)
+        assert isinstance(block, (cst.IndentedBlock, cst.Module))
+        body = block.body
+        at = self._position(block, line)
+
+        def call_at(position: int) -> Optional[_Candidate]:
+            return bare.get(id(body[position])) if position < len(body) else None
+
+        # Consecutive openers on other receivers, with the same requirements, open the same block.
+        group = [opener]
+        keys = {_code(opener.receiver)}
+        start = at + 1
+        while (other := call_at(start)) is not None and other.mode is True and id(other) not in consumed \
+                and _code(other.receiver) not in keys and other.requires == opener.requires:
+            group.append(other)
+            keys.add(_code(other.receiver))
+            start += 1
+        # The region ends at the first bare call on one of these receivers.
+        closing: list[_Candidate] = []
+        stop = start
+        while stop < len(body):
+            other = call_at(stop)
+            if other is not None and _code(other.receiver) in keys:
+                if other.mode is False and other.requires == opener.requires:
+                    closing.append(other)
+                    closed = {_code(other.receiver)}
+                    while (more := call_at(stop + len(closing))) is not None and more.mode is False \
+                            and _code(more.receiver) in keys - closed and more.requires == opener.requires:
+                        closing.append(more)
+                        closed.add(_code(more.receiver))
+                break
+            stop += 1
+        region = list(body[start:stop])
+        if not region or not any(isinstance(n, cst.Call) for s in region for n in iter_nodes(s)):
+            for cand in group:
+                cand.howto = HOW_MANUAL
+            return
+
+        openers = [bare_line for bare_line in body[at + 1:start]]
+        extra = [line for opener_line in openers for line in _comment_lines(opener_line)]
+        first = region[0].with_changes(leading_lines=[*extra, *region[0].leading_lines]) if extra else region[0]
+        moved = [line for c in closing for line in _comment_lines(body[self._position(block, self._statement(c))])]
+        after = stop + len(closing)
+        footer: list[cst.EmptyLine] = []
+        edits: list[Edit] = []
+        if closing and moved:
+            if after < len(body):
+                following = body[after]
+                edits.append(Edit(following, following.with_changes(leading_lines=[*moved, *following.leading_lines])))
+            elif any(line.comment is not None for line in moved):
+                footer = moved
+        node, imports = self._with(opener, [first, *region[1:]], line.trailing_whitespace, line.leading_lines, footer)
+        edits.append(Edit(line, node))
+        edits += [Edit(s, cst.RemovalSentinel.REMOVE) for s in [*openers, *region]]
+        edits += [Edit(self._statement(c), cst.RemovalSentinel.REMOVE) for c in closing]
+        receivers = ", ".join(f"`{_short(c.receiver, 40)}`" for c in group)
+        until = (f"up to the matching `{METHOD}(False)`, which is removed too" if closing
+                 else "up to the end of the block")
+        fix = Fix(
+            "safe",
+            f"Remove the `{METHOD}(True)` call on {receivers} and run the {len(region)} statement(s) after it, "
+            f"{until}, inside `with {METHOD}(True):` (torchrl's context manager; the method raises since 0.8)",
+            tuple(edits),
+            imports,
+        )
+        for cand in [*group, *closing]:
+            cand.fix = fix
+            cand.howto = HOW_WRAP
+            consumed.add(id(cand))
+
+    def _statement(self, cand: _Candidate) -> cst.SimpleStatementLine:
+        line = self._parent(self._parent(cand.call))  # type: ignore[arg-type]
+        assert isinstance(line, cst.SimpleStatementLine)
+        return line
+
+    # ----- value form -----
+    def _value_form(self, cand: _Candidate) -> None:
+        scope: cst.CSTNode = cand.scope if cand.scope is not None else self.module
+        found = self._flow(cand.call, scope, 0)
+        if found is None:
+            return
+        wraps, loss, called = found
+        targets = {id(s) for _, s in wraps}
+        if any(id(n) in targets for n in iter_nodes(cand.call)):
+            return
+        edits = [Edit(cand.call, cand.receiver)]
+        imports: tuple[tuple[str, str], ...] = ()
+        for block, run in self._runs(wraps):
+            first = run[0]
+            node, imports = self._with(cand, [first.with_changes(leading_lines=()), *run[1:]], None,
+                                       first.leading_lines)
+            edits.append(Edit(first, node))
+            edits += [Edit(s, cst.RemovalSentinel.REMOVE) for s in run[1:]]
+        recv = _short(cand.receiver, 40)
+        parts = [
+            f"Replace `{_short(cand.call, 60)}` with `{recv}` itself: the old method returned a recurrent copy "
+            f"of `{recv}` sharing its weights, and torchrl >= 0.8 switches the mode with the `{METHOD}` "
+            "context manager instead."
+        ]
+        if wraps:
+            parts.append(f"The statements that call {', '.join(f'`{n}`' for n in called)} are wrapped in "
+                         f"`with {METHOD}(True):`.")
+        elif called:
+            parts.append(f"Calls of {', '.join(f'`{n}`' for n in called)} are already inside "
+                         f"`with {METHOD}(True):`.")
+        if loss:
+            parts.append("Passing it to a torchrl loss needs no wrap: losses run in recurrent mode by themselves.")
+        parts.append(f"Unsafe: the value is now the module itself, not a copy, and it runs step by step "
+                     f"outside `with {METHOD}(True):`.")
+        cand.fix = Fix("unsafe", " ".join(parts), tuple(edits), imports)
+        cand.howto = HOW_VALUE
+
+    def _runs(self, wraps: list[tuple[Block, cst.SimpleStatementLine]]):
+        """Group the statements to wrap into runs of consecutive statements of one block."""
+        by_block: dict[int, tuple[Block, list[tuple[int, cst.SimpleStatementLine]]]] = {}
+        for block, statement in wraps:
+            entry = by_block.setdefault(id(block), (block, []))
+            if all(s is not statement for _, s in entry[1]):
+                entry[1].append((self._position(block, statement), statement))
+        for block, items in by_block.values():
+            items.sort(key=lambda item: item[0])
+            run: list[cst.SimpleStatementLine] = []
+            last = -2
+            for position, statement in items:
+                if run and position != last + 1:
+                    yield block, run
+                    run = []
+                run.append(statement)
+                last = position
+            if run:
+                yield block, run
+
+    def _flow(self, node: cst.CSTNode, scope: cst.CSTNode, depth: int):
+        """Where the recurrent value ``node`` goes: (statements to wrap, reaches a loss, names called),
+        or None when it goes anywhere the fix cannot follow."""
+        parent = self._parent(node)
+        if isinstance(parent, cst.Arg) and parent.value is node and not parent.star:
+            call = self._parent(parent)
+            if not isinstance(call, cst.Call):
+                return None
+            callee = self.rule.ctx.imports.resolve(call.func)
+            if callee is not None and is_torchrl_loss(callee):
+                return [], True, []
+            if callee in POLICY_WRAPPERS:
+                return self._flow(call, scope, depth)
+            return None
+        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0].target, cst.Name) and depth < 4:
+            return self._holder(parent, scope, depth + 1)
+        return None
+
+    def _holder(self, assign: cst.Assign, scope: cst.CSTNode, depth: int):
+        """Uses of the name an assignment binds the recurrent value to (see ``_flow``)."""
+        target = assign.targets[0].target
+        assert isinstance(target, cst.Name)
+        line = self._parent(assign)
+        block = self._parent(line) if line is not None else None
+        if not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return None
+        at = self._position(block, line)
+        wraps: list[tuple[Block, cst.SimpleStatementLine]] = []
+        loss = False
+        called = False
+        names: list[str] = []
+        for use in self._occurrences(scope, target.value):
+            if use is target:
+                continue
+            parent = self._parent(use)
+            if isinstance(parent, cst.Attribute) and parent.attr is use:
+                continue
+            if isinstance(parent, cst.Arg) and parent.keyword is use:
+                continue
+            if isinstance(parent, cst.Call) and parent.func is use:
+                statement = self._statement_of(parent)
+                if statement is None:
+                    return None
+                holder = self._parent(statement)
+                if holder is block and self._position(block, statement) > at:
+                    if not self._in_recurrent_context(block):
+                        wraps.append((block, statement))
+                elif not self._already_wrapped(holder, block, at):
+                    return None
+                called = True
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is use:
+                call = self._parent(parent)
+                if parent.attr.value in MODE_INDEPENDENT_MODULE_METHODS and isinstance(call, cst.Call) \
+                        and call.func is parent:
+                    continue
+                return None
+            if isinstance(parent, cst.Arg) and parent.value is use:
+                more = self._flow(use, scope, depth)
+                if more is None:
+                    return None
+                wraps += more[0]
+                loss = loss or more[1]
+                names += [n for n in more[2] if n not in names]
+                continue
+            return None
+        return wraps, loss, ([target.value] if called else []) + names
+
+    def _occurrences(self, scope: cst.CSTNode, name: str) -> list[cst.Name]:
+        names = self._names.get(id(scope))
+        if names is None:
+            names = self._names[id(scope)] = {}
+            for node in iter_nodes(scope):
+                if isinstance(node, cst.Name):
+                    names.setdefault(node.value, []).append(node)
+        return names.get(name, [])
+
+    def _statement_of(self, node: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
+        """The statement line that runs ``node`` when it runs, unless a def, lambda or generator delays it."""
+        current: Optional[cst.CSTNode] = node
+        while current is not None and not isinstance(current, cst.SimpleStatementLine):
+            if isinstance(current, (cst.Lambda, cst.GeneratorExp, cst.FunctionDef, cst.ClassDef,
+                                    cst.BaseCompoundStatement, cst.SimpleStatementSuite)):
+                return None
+            current = self._parent(current)
+        return current
+
+    def _in_recurrent_context(self, block: Block) -> bool:
+        """The block runs inside ``with set_recurrent_mode(True):`` (in the same function)."""
+        node: Optional[cst.CSTNode] = block
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+            if self.rule.is_recurrent_context(node):
+                return True
+            node = self._parent(node)
+        return False
+
+    def _already_wrapped(self, holder: Optional[cst.CSTNode], block: Block, at: int) -> bool:
+        """The call sits directly in a later ``with set_recurrent_mode(True):`` of the same block."""
+        statement = self._parent(holder) if isinstance(holder, cst.IndentedBlock) else None
+        return (
+            statement is not None
+            and self.rule.is_recurrent_context(statement)
+            and self._parent(statement) is block
+            and self._position(block, statement) > at
+        )
