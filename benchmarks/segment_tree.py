@@ -1,0 +1,210 @@
+"""rlguard's pure-PyTorch segment tree against per-item Python trees (and torchrl's compiled one).
+
+Each implementation holds a sum and a min tree over ``--capacity`` random priorities and does
+what PrioritizedSampler does per training step:
+- update: write ``--batch`` new priorities at random indices into both trees;
+- sample: total and minimum over the buffer, ``scan_lower_bound`` for ``--batch`` masses, and
+  the leaf values at the indices found.
+
+Baselines, both one item at a time in Python:
+- python-list: the classic binary tree over Python lists of floats (the fastest per-item form);
+- tensor-per-item: the same loops over a torch tensor, i.e. the C++ tree ported literally.
+
+Prints a table of median milliseconds and writes JSON (default benchmarks/results/segment_tree.json).
+Ratios are computed from timings taken in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from rlguard.runtime.extension import probe
+from rlguard.runtime.segment_tree import MinSegmentTreeFp32, SumSegmentTreeFp32
+
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # indices, priorities, masses in [0, 1)
+
+
+class ListTree:
+    """A binary sum tree and min tree over Python lists, updated and searched item by item."""
+
+    def __init__(self, priorities: list[float]) -> None:
+        self.capacity = 1
+        while self.capacity <= len(priorities):
+            self.capacity <<= 1
+        pad = self.capacity - len(priorities)
+        self.sums = [0.0] * self.capacity + priorities + [0.0] * pad
+        self.mins = [float("inf")] * self.capacity + priorities + [float("inf")] * pad
+        for node in range(self.capacity - 1, 0, -1):
+            self.sums[node] = self.sums[2 * node] + self.sums[2 * node + 1]
+            self.mins[node] = min(self.mins[2 * node], self.mins[2 * node + 1])
+        self.size = len(priorities)
+
+    def update(self, index: list[int], values: list[float]) -> None:
+        sums, mins = self.sums, self.mins
+        for i, value in zip(index, values):
+            node = i + self.capacity
+            sums[node] = mins[node] = value
+            while node > 1:
+                node >>= 1
+                sums[node] = sums[2 * node] + sums[2 * node + 1]
+                mins[node] = min(mins[2 * node], mins[2 * node + 1])
+
+    def sample(self, masses: list[float]) -> tuple[list[int], list[float]]:
+        sums, total, smallest = self.sums, self.sums[1], self.mins[1]
+        found = []
+        for mass in masses:
+            remaining, node = mass * total, 1
+            while node < self.capacity:
+                node <<= 1
+                if remaining > sums[node]:
+                    remaining -= sums[node]
+                    node |= 1
+            found.append(node - self.capacity)
+        return found, [sums[i + self.capacity] / smallest for i in found]
+
+
+class TensorPerItemTree(ListTree):
+    """ListTree's loops, with the nodes in torch tensors (what a literal port of the C++ gives)."""
+
+    def __init__(self, priorities: list[float]) -> None:
+        super().__init__(priorities)
+        self.sums = torch.tensor(self.sums)
+        self.mins = torch.tensor(self.mins)
+
+    def sample(self, masses: list[float]) -> tuple[list[int], list[float]]:
+        found, weights = super().sample(masses)
+        return found, [float(w) for w in weights]
+
+
+def rlguard_trees(priorities: torch.Tensor) -> tuple[Any, Any]:
+    sums, mins = SumSegmentTreeFp32(priorities.numel()), MinSegmentTreeFp32(priorities.numel())
+    sums.load_leaves(priorities)
+    mins.load_leaves(priorities)
+    return sums, mins
+
+
+def compiled_trees(priorities: torch.Tensor) -> tuple[Any, Any] | None:
+    if not probe().loads:
+        return None
+    from torchrl._torchrl import MinSegmentTreeFp32 as CompiledMin
+    from torchrl._torchrl import SumSegmentTreeFp32 as CompiledSum
+
+    sums, mins = CompiledSum(priorities.numel()), CompiledMin(priorities.numel())
+    index = torch.arange(priorities.numel())
+    sums[index] = priorities
+    mins[index] = priorities
+    return sums, mins
+
+
+def tensor_tree_steps(sums: Any, mins: Any, size: int) -> tuple[Callable[[Batch], Any], Callable[[Batch], Any]]:
+    """update/sample as PrioritizedSampler drives torchrl's tree interface."""
+
+    def update(batch: Batch) -> None:
+        index, priority, _ = batch
+        sums[index] = priority
+        mins[index] = priority
+
+    def sample(batch: Batch) -> Any:
+        total, smallest = sums.query(0, size), mins.query(0, size)
+        index = torch.as_tensor(sums.scan_lower_bound(batch[2] * total)).clamp_max(size - 1)
+        return index, torch.as_tensor(sums[index]) / smallest
+
+    return update, sample
+
+
+def list_tree_steps(tree: ListTree) -> tuple[Callable[[Batch], Any], Callable[[Batch], Any]]:
+    # Conversions to Python lists happen outside the timed region (see make_batch).
+    return (lambda batch: tree.update(batch[0], batch[1])), (lambda batch: tree.sample(batch[2]))
+
+
+def make_batch(capacity: int, size: int, generator: torch.Generator, as_lists: bool) -> Any:
+    batch = (
+        torch.randint(0, capacity, (size,), generator=generator),
+        torch.rand(size, generator=generator) * 10,
+        torch.rand(size, generator=generator),
+    )
+    return tuple(part.tolist() for part in batch) if as_lists else batch
+
+
+def time_step(step: Callable[[Any], Any], batches: list[Any]) -> float:
+    """Median milliseconds of ``step`` over fresh batches (random indices: no warm cache lines)."""
+    step(batches[0])
+    times = []
+    for batch in batches[1:]:
+        start = time.perf_counter()
+        step(batch)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--capacity", type=int, default=1_000_000)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=200, help="timed batches per vectorised tree")
+    parser.add_argument("--slow-repeats", type=int, default=20, help="timed batches per tensor-per-item tree")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "segment_tree.json")
+    args = parser.parse_args()
+
+    generator = torch.Generator().manual_seed(0)
+    random.seed(0)
+    priorities = torch.rand(args.capacity, generator=generator) * 10
+    as_list = priorities.tolist()
+    implementations: dict[str, tuple[tuple[Callable, Callable], int, bool]] = {
+        "rlguard (pure PyTorch)": (tensor_tree_steps(*rlguard_trees(priorities), args.capacity), args.repeats, False),
+        "python-list per item": (list_tree_steps(ListTree(as_list)), args.repeats, True),
+        "tensor-per-item": (list_tree_steps(TensorPerItemTree(as_list)), args.slow_repeats, True),
+    }
+    compiled = compiled_trees(priorities)
+    if compiled is not None:
+        implementations["torchrl compiled"] = (tensor_tree_steps(*compiled, args.capacity), args.repeats, False)
+
+    results = {}
+    for name, ((update, sample), repeats, as_lists) in implementations.items():
+        batches = [make_batch(args.capacity, args.batch, generator, as_lists) for _ in range(repeats + 1)]
+        results[name] = {"update_ms": time_step(update, batches), "sample_ms": time_step(sample, batches)}
+
+    ours = results["rlguard (pure PyTorch)"]
+    ratios = {
+        f"{op} speed-up vs {name}": results[name][f"{op}_ms"] / ours[f"{op}_ms"]
+        for name in results
+        if name != "rlguard (pure PyTorch)"
+        for op in ("update", "sample")
+    }
+    print(f"capacity {args.capacity:,}, batch {args.batch}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"{'implementation':<24}{'update ms':>12}{'sample ms':>12}{'update x':>11}{'sample x':>11}")
+    for name, timing in results.items():
+        speedups = [timing[f"{op}_ms"] / ours[f"{op}_ms"] for op in ("update", "sample")]
+        print(f"{name:<24}{timing['update_ms']:>12.3f}{timing['sample_ms']:>12.3f}{speedups[0]:>10.1f}x{speedups[1]:>10.1f}x")
+    if compiled is None:
+        print(f"torchrl compiled: not measured, the extension does not load ({probe().cause[:80]}...)")
+    print("(x = that implementation's time / rlguard's: above 1 means rlguard is faster)")
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "config": {"capacity": args.capacity, "batch": args.batch, "repeats": args.repeats},
+        "machine": {
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+        },
+        "compiled_tree": "measured" if compiled is not None else f"unavailable: {probe().cause}",
+        "results_ms": results,
+        "ratios": ratios,
+    }
+    args.out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

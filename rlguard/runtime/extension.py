@@ -1,0 +1,176 @@
+"""Does torchrl's compiled extension load here, and if not, why?
+
+``import torchrl`` swallows the loader's error: prioritized replay then fails later with
+"SumSegmentTreeFp32 is not available. See warning above." and no warning above. This
+module loads the shared object itself and keeps the loader's real message.
+
+``probe()`` runs in-process (the sampler uses it to explain its fallback). ``rlguard
+doctor`` runs ``python -m rlguard.runtime.extension [--path SO]`` in a subprocess, so a
+crashing extension cannot take it down: it prints one JSON object and exits 0 when the
+extension loads, 1 when it does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.machinery
+import importlib.metadata
+import importlib.util
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+MODULE = "torchrl._torchrl"
+FALLBACK = "call rlguard.runtime.install(): its pure-PyTorch segment trees replace the compiled ones"
+
+
+@dataclass(frozen=True)
+class ExtensionStatus:
+    """What loading torchrl's compiled extension gave."""
+
+    loads: bool
+    path: str | None  # the shared object tried, None when none was found
+    error: str | None  # the loader's own message
+    missing_symbol: str | None  # from an "undefined symbol" error
+    cuda: bool  # the extension has the CUDA segment trees
+    torch_version: str | None  # installed, from package metadata
+    torchrl_version: str | None
+    built_against: str | None  # the torch torchrl was built with, where the wheel records it
+
+    @property
+    def cause(self) -> str:
+        """One sentence: why it does not load (empty when it loads)."""
+        if self.loads:
+            return ""
+        if self.path is None:
+            return self.error or "torchrl's compiled extension was not found"
+        if self.missing_symbol:
+            built = f"torch {self.built_against}" if self.built_against else "another torch"
+            return (
+                f"torchrl {self.torchrl_version} was compiled against {built}, and the installed "
+                f"torch {self.torch_version} lacks the symbol {self.missing_symbol}"
+            )
+        return f"the loader refused it: {self.error}"
+
+    @property
+    def fix(self) -> str:
+        """How to make the compiled extension load (empty when it loads); ``FALLBACK`` works around it."""
+        if self.loads:
+            return ""
+        if not self.missing_symbol:
+            return f"reinstall torchrl (pip install --force-reinstall torchrl=={self.torchrl_version})"
+        wanted = f"torch=={self.built_against}" if self.built_against else "the torch its wheel was built for"
+        return (
+            f"install a torch/torchrl pair built for each other ({wanted}, or the torchrl release "
+            f"built for torch {self.torch_version})"
+        )
+
+    def to_json(self) -> dict[str, object]:
+        fallback = FALLBACK if not self.loads else ""
+        return {**asdict(self), "cause": self.cause, "fix": self.fix, "fallback": fallback}
+
+
+@functools.lru_cache(maxsize=None)
+def probe(path: str | None = None) -> ExtensionStatus:
+    """Load torchrl's extension (or the shared object at ``path``) and report the outcome.
+
+    Never raises for a broken install: a missing torchrl, an unimportable torch and a
+    loader error are all reported in the status.
+    """
+    versions = {name: _version(name) for name in ("torch", "torchrl")}
+    shared_object = Path(path) if path else _find_shared_object()
+    if shared_object is None:
+        return _status(False, None, f"no compiled {MODULE} in the installed torchrl", versions)
+    try:
+        import torch  # noqa: F401  the extension resolves its symbols against a loaded libtorch
+    except Exception as error:  # a broken torch is itself the finding
+        return _status(False, shared_object, f"torch does not import: {error}", versions)
+    try:
+        module = _load(shared_object)
+    except Exception as error:  # ImportError, or whatever a module initialiser raises
+        return _status(False, shared_object, str(error), versions)
+    return _status(True, shared_object, None, versions, cuda=hasattr(module, "CudaSumSegmentTreeFp32"))
+
+
+def _status(
+    loads: bool, path: Path | None, error: str | None, versions: dict[str, str | None], cuda: bool = False
+) -> ExtensionStatus:
+    symbol = re.search(r"undefined symbol: (\S+)", error or "")
+    return ExtensionStatus(
+        loads=loads,
+        path=str(path) if path else None,
+        error=error,
+        missing_symbol=symbol.group(1) if symbol else None,
+        cuda=cuda,
+        torch_version=versions["torch"],
+        torchrl_version=versions["torchrl"],
+        built_against=_built_against(),
+    )
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _torchrl_dir() -> Path | None:
+    # find_spec on a top-level name locates the package without executing its __init__.
+    spec = importlib.util.find_spec("torchrl")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _find_shared_object() -> Path | None:
+    package = _torchrl_dir()
+    if package is None:
+        return None
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        candidate = package / f"_torchrl{suffix}"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _built_against() -> str | None:
+    """torchrl/version.py's ``pytorch_version``, read as text (importing it imports torchrl)."""
+    package = _torchrl_dir()
+    version_file = package / "version.py" if package else None
+    if version_file is None or not version_file.exists():
+        return None
+    found = re.search(r"pytorch_version\s*=\s*['\"]([^'\"]+)['\"]", version_file.read_text())
+    return found.group(1) if found and found.group(1) != "unknown" else None
+
+
+def _load(shared_object: Path) -> object:
+    existing = sys.modules.get(MODULE)
+    if existing is not None and getattr(existing, "__file__", None) == str(shared_object):
+        return existing
+    # The module name must be torchrl._torchrl: the loader looks for PyInit__torchrl.
+    spec = importlib.util.spec_from_file_location(MODULE, shared_object)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{shared_object} is not a Python extension module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rlguard.runtime.extension",
+        description="Report whether torchrl's compiled extension loads, as JSON.",
+    )
+    parser.add_argument("--path", help="probe this shared object instead of the installed torchrl's")
+    args = parser.parse_args(argv)
+    status = probe(args.path)
+    print(json.dumps(status.to_json(), indent=2))
+    return 0 if status.loads else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,361 @@
+"""Pure-PyTorch sum and min segment trees with the interface of torchrl's compiled ones.
+
+torchrl's prioritized samplers use ``SumSegmentTreeFp32`` and friends from its C++
+extension, which does not load when torch differs from the build torch. These trees
+offer what the samplers call: construction by size (and device), item get and set with
+int, numpy or tensor indices, ``query(start, end)`` and ``scan_lower_bound(values)``.
+
+Batched updates and prefix-sum searches are tensor ops over a whole batch; the only
+Python loop is over tree levels. Nodes have ``FANOUT`` children, so a million leaves
+sit four levels below the root and a batch costs a few dozen tensor ops.
+
+Internal nodes are always recomputed from their children with a fixed order of
+operations, never updated by deltas: a node is a pure function of the leaves, so a tree
+rebuilt from saved leaves is bit-for-bit the tree that was saved.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Union
+
+import numpy as np
+import torch
+
+FANOUT = 32
+# A prefix-sum search starts with one cumulative sum over the first level this short.
+SCAN_TOP = 4096
+
+DeviceLike = Union[torch.device, str, int, None]
+
+
+class SegmentTree:
+    """A tree over ``size`` leaves whose nodes reduce their children.
+
+    Subclasses set the reduction; the ``...Fp32``/``...Fp64`` variants fix the dtype, so
+    their constructor is ``(size, device=None)`` like torchrl's CPU and CUDA trees.
+    """
+
+    dtype: torch.dtype = torch.float32
+
+    def __init__(self, size: int, device: DeviceLike = None, dtype: torch.dtype | None = None) -> None:
+        size = int(size)
+        if size < 1:
+            raise ValueError(f"a segment tree needs at least one leaf, got size={size}")
+        dtype = dtype or type(self).dtype
+        if not dtype.is_floating_point:
+            raise TypeError(f"segment tree values must be floating point, got {dtype}")
+        self._size = size
+        self._dtype = dtype
+        self._identity = self._identity_for(dtype)
+        device = torch.device("cpu" if device is None else device)
+        self._levels = [
+            torch.full((n,), self._identity, dtype=dtype, device=device)
+            for n in _level_lengths(size)
+        ]
+
+    # --- the reduction, set by subclasses -------------------------------------------
+    @staticmethod
+    def _identity_for(dtype: torch.dtype) -> float:
+        raise NotImplementedError
+
+    @staticmethod
+    def _combine(children: torch.Tensor) -> torch.Tensor:
+        """Reduce the last dimension (FANOUT children) in a fixed order of operations."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _fold(values: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        """Reduce any number of values (range queries)."""
+        raise NotImplementedError
+
+    # --- properties of torchrl's trees ------------------------------------------------
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def capacity(self) -> int:
+        """Leaf slots allocated (``size`` rounded up to a multiple of FANOUT)."""
+        return self._levels[0].numel()
+
+    @property
+    def identity_element(self) -> float:
+        return self._identity
+
+    @property
+    def device(self) -> torch.device:
+        return self._levels[0].device
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={self._size}, dtype={self._dtype}, device={self.device})"
+
+    # --- item access --------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> Any:
+        if _is_scalar_index(index):
+            return self._leaves()[self._check_scalar(index)].item()
+        idx = self._as_index(index)
+        return _like_input(self._leaves().take(idx), index)
+
+    at = __getitem__
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        idx = self._as_index(index)
+        values = torch.as_tensor(value, dtype=self._dtype, device=self.device).detach()
+        try:
+            values = torch.broadcast_to(values, idx.shape)
+        except RuntimeError:
+            raise ValueError(
+                f"cannot set {tuple(values.shape)} values at {tuple(idx.shape)} indices"
+            ) from None
+        self._write(idx.reshape(-1), values.reshape(-1))
+
+    update = __setitem__
+
+    def leaves(self) -> torch.Tensor:
+        """A copy of the ``size`` leaf values."""
+        return self._leaves().clone()
+
+    def load_leaves(self, values: torch.Tensor) -> None:
+        """Replace every leaf at once and rebuild the nodes above them."""
+        values = torch.as_tensor(values, dtype=self._dtype, device=self.device)
+        if values.shape != (self._size,):
+            raise ValueError(f"expected {self._size} leaf values, got shape {tuple(values.shape)}")
+        self._leaves().copy_(values)
+        for child, parent in zip(self._levels, self._levels[1:]):
+            blocks = child.view(-1, FANOUT)
+            parent[: blocks.shape[0]] = self._combine(blocks)
+
+    # --- queries ------------------------------------------------------------------------
+    def query(self, start: Any, end: Any) -> Any:
+        """Reduce the leaves in ``[start, end)``; tensors give a tensor of results."""
+        if isinstance(start, torch.Tensor) or isinstance(end, torch.Tensor):
+            start_t = torch.as_tensor(start, device=self.device)
+            end_t = torch.as_tensor(end, device=self.device)
+            return self._query_batch(start_t.long(), end_t.long())
+        if isinstance(start, np.ndarray) or isinstance(end, np.ndarray):
+            result = self._query_batch(torch.as_tensor(start).long(), torch.as_tensor(end).long())
+            return result.cpu().numpy()
+        return self._query_scalar(int(start), int(end))
+
+    def _query_scalar(self, start: int, end: int) -> float:
+        lo, hi = max(start, 0), min(end, self._size)
+        if lo >= hi:
+            return self._identity
+        parts = []
+        for level in self._levels:
+            left_end, right_start = -(-lo // FANOUT) * FANOUT, hi // FANOUT * FANOUT
+            if left_end > right_start:  # [lo, hi) lies inside one block
+                parts.append(level[lo:hi])
+                break
+            parts += [level[lo:left_end], level[right_start:hi]]
+            lo, hi = left_end // FANOUT, right_start // FANOUT
+            if lo >= hi:
+                break
+        return self._fold(torch.cat(parts)).item()
+
+    def _query_batch(self, start: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
+        start, end = torch.broadcast_tensors(start.to(self.device), end.to(self.device))
+        lo, hi = start.clamp(0, self._size), end.clamp(0, self._size)
+        result = torch.full(lo.shape, self._identity, dtype=self._dtype, device=self.device)
+        offsets = torch.arange(FANOUT, device=self.device)
+        for level in self._levels[:-1]:
+            blocks = level.view(-1, FANOUT)
+            left_end = (lo + FANOUT - 1) // FANOUT * FANOUT
+            right_start = hi // FANOUT * FANOUT
+            spans = left_end <= right_start  # else [lo, hi) lies inside one block
+            left_limit = torch.minimum(left_end, hi)
+            for block, keep_from, keep_to in (
+                (lo // FANOUT, lo, left_limit),
+                (hi // FANOUT, torch.where(spans, right_start, hi), hi),
+            ):
+                block = block.clamp_max(blocks.shape[0] - 1)
+                position = block.unsqueeze(-1) * FANOUT + offsets
+                mask = (position >= keep_from.unsqueeze(-1)) & (position < keep_to.unsqueeze(-1))
+                picked = torch.where(mask, blocks[block], self._identity)
+                result = self._fold(torch.stack([result, self._fold(picked)]), dim=0)
+            lo = torch.where(spans, left_end // FANOUT, 0)
+            hi = torch.where(spans, right_start // FANOUT, 0)
+        # What is left of the range now spans the root's single block.
+        with_root = self._fold(torch.stack([result, self._levels[-1][0].expand_as(result)]), dim=0)
+        return torch.where(lo < hi, with_root, result)
+
+    def _leaves(self) -> torch.Tensor:
+        return self._levels[0][: self._size]
+
+    def _check_scalar(self, index: Any) -> int:
+        index = int(index)
+        if not 0 <= index < self._size:
+            raise IndexError(f"index {index} is out of range for a tree of size {self._size}")
+        return index
+
+    def _as_index(self, index: Any) -> torch.Tensor:
+        if not isinstance(index, torch.Tensor):
+            index = torch.as_tensor(np.asarray(index))
+        if index.numel() and (index.dtype.is_floating_point or index.dtype == torch.bool):
+            raise TypeError(f"segment tree indices must be integers, got {index.dtype}")
+        index = index.to(device=self.device, dtype=torch.long)
+        if index.numel():
+            low, high = (int(bound) for bound in torch.aminmax(index))
+            if low < 0 or high >= self._size:
+                bad = low if low < 0 else high
+                raise IndexError(f"index {bad} is out of range for a tree of size {self._size}")
+        return index
+
+    def _write(self, index: torch.Tensor, values: torch.Tensor) -> None:
+        if index.numel() > 1:
+            index, values = _last_write_wins(index, values)
+        self._levels[0].index_copy_(0, index, values)
+        nodes = index
+        for child, parent in zip(self._levels, self._levels[1:]):
+            nodes = torch.unique_consecutive(nodes // FANOUT)
+            parent.index_copy_(0, nodes, self._combine(child.view(-1, FANOUT).index_select(0, nodes)))
+
+
+class SumSegmentTree(SegmentTree):
+    """Sum tree: ``query`` sums a range; ``scan_lower_bound`` finds prefix-sum positions."""
+
+    @staticmethod
+    def _identity_for(dtype: torch.dtype) -> float:
+        return 0.0
+
+    @staticmethod
+    def _combine(children: torch.Tensor) -> torch.Tensor:
+        # Rows are contiguous and FANOUT long wherever they come from, so each row is
+        # reduced by the same kernel in the same order: bitwise reproducible.
+        return children.sum(-1)
+
+    @staticmethod
+    def _fold(values: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        return values.sum(dim)
+
+    def scan_lower_bound(self, value: Any) -> Any:
+        """First index whose prefix sum reaches ``value``, or ``size`` past the total.
+
+        Like torchrl's tree it returns the first ``i`` with ``sum(leaves[:i+1]) >= value``;
+        unlike it, it never lands on a zero leaf while the total is positive (a value of 0,
+        or one that float rounding pushes past a block, would otherwise pick a leaf that has
+        no probability).
+        """
+        mass = torch.as_tensor(value, device=self.device).to(self._dtype)
+        index = self._scan(mass.reshape(-1)).reshape(mass.shape)
+        if isinstance(value, torch.Tensor):
+            return index
+        if isinstance(value, np.ndarray):
+            return index.cpu().numpy()
+        return int(index.item())
+
+    def _scan(self, mass: torch.Tensor) -> torch.Tensor:
+        past_total = mass > self._levels[-1]
+        # Asking for at least the smallest positive mass skips zero-valued leaves.
+        finfo = torch.finfo(self._dtype)
+        remaining = mass.clamp_min(finfo.smallest_normal * finfo.eps)
+        start = next(k for k, level in enumerate(self._levels) if level.numel() <= SCAN_TOP)
+        node, remaining = self._scan_level(self._levels[start], remaining)
+        for level in reversed(self._levels[:start]):
+            node, remaining = self._scan_blocks(level, node, remaining)
+        return torch.where(past_total, self._size, node)
+
+    @staticmethod
+    def _scan_level(level: torch.Tensor, remaining: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Search a whole (short) level at once; float64 keeps its long prefix sums exact enough."""
+        # A leading 0, the mass before node 0: the search returns node + 1, and
+        # ``cumulative[node]`` is the mass before the node.
+        cumulative = torch.nn.functional.pad(level.double().cumsum(0), (1, 0))
+        # Rounding can leave the mass just above the total: cap it, so the search ends on the
+        # last node that adds anything, never on a zero node after it.
+        wanted = torch.minimum(remaining.double(), cumulative[-1])
+        node = torch.searchsorted(cumulative, wanted).sub_(1).clamp_(0, level.numel() - 1)
+        return node, (wanted - cumulative[node]).to(remaining.dtype)
+
+    @staticmethod
+    def _scan_blocks(
+        level: torch.Tensor, parent: torch.Tensor, remaining: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One level down: each search continues in the block of its parent's children."""
+        cumulative = torch.zeros((parent.numel(), FANOUT + 1), dtype=level.dtype, device=level.device)
+        inclusive = cumulative[:, 1:]
+        torch.index_select(level.view(-1, FANOUT), 0, parent, out=inclusive)
+        inclusive.cumsum_(-1)
+        wanted = torch.minimum(remaining.unsqueeze(-1), cumulative[:, -1:])
+        # The clamp also keeps NaN priorities from producing an out-of-range node.
+        child = torch.searchsorted(cumulative, wanted).sub_(1).clamp_(0, FANOUT - 1)
+        remaining = (wanted - cumulative.gather(-1, child)).view(-1)
+        return child.view(-1).add_(parent, alpha=FANOUT), remaining
+
+
+class MinSegmentTree(SegmentTree):
+    """Min tree: ``query`` gives the smallest leaf of a range."""
+
+    @staticmethod
+    def _identity_for(dtype: torch.dtype) -> float:
+        # torchrl's tree uses std::numeric_limits<T>::max(), not infinity.
+        return torch.finfo(dtype).max
+
+    @staticmethod
+    def _combine(children: torch.Tensor) -> torch.Tensor:
+        return children.amin(-1)
+
+    @staticmethod
+    def _fold(values: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        return values.amin(dim)
+
+
+class SumSegmentTreeFp32(SumSegmentTree):
+    dtype = torch.float32
+
+
+class SumSegmentTreeFp64(SumSegmentTree):
+    dtype = torch.float64
+
+
+class MinSegmentTreeFp32(MinSegmentTree):
+    dtype = torch.float32
+
+
+class MinSegmentTreeFp64(MinSegmentTree):
+    dtype = torch.float64
+
+
+# torchrl's names for its trees; the CUDA ones take (size, device) as ours do.
+TORCHRL_TREE_CLASSES: dict[str, type[SegmentTree]] = {
+    "SumSegmentTreeFp32": SumSegmentTreeFp32,
+    "SumSegmentTreeFp64": SumSegmentTreeFp64,
+    "MinSegmentTreeFp32": MinSegmentTreeFp32,
+    "MinSegmentTreeFp64": MinSegmentTreeFp64,
+    "CudaSumSegmentTreeFp32": SumSegmentTreeFp32,
+    "CudaSumSegmentTreeFp64": SumSegmentTreeFp64,
+    "CudaMinSegmentTreeFp32": MinSegmentTreeFp32,
+    "CudaMinSegmentTreeFp64": MinSegmentTreeFp64,
+}
+
+
+def _level_lengths(size: int) -> list[int]:
+    """Stored length of each level, leaves first: each padded to whole blocks, root last."""
+    lengths, nodes = [], size
+    while True:
+        padded = -(-nodes // FANOUT) * FANOUT
+        lengths.append(padded)
+        nodes = padded // FANOUT
+        if nodes == 1:
+            return lengths + [1]
+
+
+def _last_write_wins(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Deduplicate indices, keeping the last value written to each (as sequential writes would)."""
+    unique, inverse = torch.unique(index, sorted=True, return_inverse=True)
+    positions = torch.arange(index.numel(), device=index.device)
+    last = torch.full_like(unique, -1).scatter_reduce_(0, inverse, positions, "amax")
+    return unique, values[last]
+
+
+def _is_scalar_index(index: Any) -> bool:
+    return isinstance(index, numbers.Integral) and not isinstance(index, bool)
+
+
+def _like_input(result: torch.Tensor, original: Any) -> Any:
+    """Tensors in, tensors out; anything else (numpy arrays, lists) gets a numpy array."""
+    return result if isinstance(original, torch.Tensor) else result.cpu().numpy()

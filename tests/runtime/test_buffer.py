@@ -1,0 +1,177 @@
+"""TensorDictReplayBuffer with pin_memory=True: pinned samples where possible, no crash where not."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Iterator
+
+import pytest
+import torch
+from rlguard_runtime_helpers import only
+from tensordict import TensorDict, TensorDictBase
+from torchrl.data import LazyTensorStorage, ListStorage, TensorDictPrioritizedReplayBuffer
+from torchrl.data import TensorDictReplayBuffer as StockBuffer
+from torchrl.envs.transforms import Transform
+
+from rlguard.runtime import RLGuardWarning, installed
+from rlguard.runtime import buffer as rlguard_buffer
+from rlguard.runtime._patch import PatchSet
+from rlguard.runtime.buffer import TensorDictReplayBuffer, patches, pinning_error
+from rlguard.runtime.sampler import patches as sampler_patches
+
+NO_PINNING = pinning_error() is not None
+cpu_only = pytest.mark.skipif(not NO_PINNING, reason="pinned memory works here")
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+class AddSquare(Transform):
+    """A real transform that creates a new entry at sampling time."""
+
+    def __init__(self) -> None:
+        super().__init__(in_keys=["obs"], out_keys=["obs_squared"])
+
+    def _apply_transform(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs**2
+
+
+def data(n: int = 6) -> TensorDict:
+    return TensorDict(obs=torch.arange(float(n)), nested=TensorDict(x=torch.ones(n, 2), batch_size=[n]), batch_size=[n])
+
+
+@pytest.fixture
+def patched() -> Iterator[None]:
+    applied = PatchSet()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)  # the tree fallback notice
+        for patch in patches() + sampler_patches():
+            applied.apply(patch)
+    yield
+    applied.restore_all()
+
+
+def tensors_in(sample: TensorDictBase, info: dict[str, Any] | None = None) -> list[torch.Tensor]:
+    leaves = list(sample.values(include_nested=True, leaves_only=True))
+    return leaves + [value for value in (info or {}).values() if isinstance(value, torch.Tensor)]
+
+
+# --- no accelerator ------------------------------------------------------------------------
+
+
+@cpu_only
+def test_stock_buffer_raises_on_every_sample() -> None:
+    buffer = StockBuffer(storage=LazyTensorStorage(8), pin_memory=True)
+    buffer.extend(data())
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="accelerator"):
+            buffer.sample(3)
+
+
+@cpu_only
+def test_without_accelerator_warns_once_and_samples_unpinned() -> None:
+    with pytest.warns(RLGuardWarning, match=r"pin_memory=True\) cannot pin here") as caught:
+        buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(8), pin_memory=True, transform=AddSquare())
+        TensorDictReplayBuffer(storage=ListStorage(8), pin_memory=True)
+    assert len(caught) == 1
+    buffer.extend(data())
+    sample, info = buffer.sample(4, return_info=True)
+    assert sample["obs_squared"].equal(sample["obs"] ** 2)
+    assert sample["index"].equal(torch.as_tensor(info["index"]))
+    assert not any(t.is_pinned() for t in tensors_in(sample))
+
+
+@cpu_only
+def test_pin_memory_false_stays_silent() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RLGuardWarning)
+        TensorDictReplayBuffer(storage=LazyTensorStorage(8))
+
+
+@cpu_only
+@pytest.mark.parametrize("storage", [LazyTensorStorage, ListStorage])
+def test_patches_fix_stock_buffers_and_their_subclasses(patched: None, storage: type) -> None:
+    with pytest.warns(RLGuardWarning, match="pageable"):
+        plain = StockBuffer(storage=storage(8), pin_memory=True)
+    prioritized = TensorDictPrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=storage(8), pin_memory=True)
+    for buffer in (plain, prioritized):
+        buffer.extend(data())
+        assert buffer.sample(3)["index"].shape == (3,)
+    assert prioritized.sample(3)["priority_weight"].shape == (3,)
+
+
+@cpu_only
+def test_installed_buffers_sample_without_error() -> None:
+    with installed(**only("buffers")), pytest.warns(RLGuardWarning, match="pageable"):
+        buffer = StockBuffer(storage=LazyTensorStorage(8), pin_memory=True)
+    buffer.extend(data())
+    assert buffer.sample(2).batch_size == (2,)
+
+
+def test_patches_restore_the_identical_originals() -> None:
+    originals = (vars(StockBuffer)["__init__"], vars(StockBuffer)["sample"])
+    applied = PatchSet()
+    for patch in patches():
+        applied.apply(patch)
+    assert vars(StockBuffer)["sample"] is vars(TensorDictReplayBuffer)["sample"]
+    applied.restore_all()
+    assert (vars(StockBuffer)["__init__"], vars(StockBuffer)["sample"]) == originals
+
+
+# --- pinned output -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def simulated_pinning(monkeypatch: pytest.MonkeyPatch) -> list[torch.Tensor]:
+    """CPU-only CI cannot pin; record what would be pinned to check every entry goes through it.
+
+    The real pinning is checked by the ``cuda`` tests below wherever a GPU exists.
+    """
+    pinned: list[torch.Tensor] = []
+
+    def pin_memory(tensor: torch.Tensor, *args: Any) -> torch.Tensor:
+        copy = tensor.clone()
+        pinned.append(copy)
+        return copy
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+    rlguard_buffer.pinning_error.cache_clear()
+    yield pinned
+    rlguard_buffer.pinning_error.cache_clear()
+
+
+@pytest.mark.parametrize("storage", [LazyTensorStorage, ListStorage], ids=["device cpu", "device None"])
+def test_every_sampled_entry_goes_through_pinning(patched: None, simulated_pinning: list, storage: type) -> None:
+    buffer = TensorDictPrioritizedReplayBuffer(
+        alpha=0.7, beta=0.5, storage=storage(8), pin_memory=True, transform=AddSquare()
+    )
+    buffer.extend(data())
+    sample, info = buffer.sample(4, return_info=True)
+    assert {"index", "priority_weight", "obs_squared"} <= set(sample.keys())
+    for tensor in tensors_in(sample, info):
+        assert any(tensor is copy for copy in simulated_pinning)
+
+
+def assert_all_pinned(sample: TensorDictBase, info: dict[str, Any] | None = None) -> None:
+    unpinned = [t.shape for t in tensors_in(sample, info) if not t.is_pinned()]
+    assert not unpinned
+
+
+@pytest.mark.cuda
+@needs_cuda
+@pytest.mark.parametrize("storage", [LazyTensorStorage, ListStorage], ids=["device cpu", "device None"])
+def test_cuda_sample_is_pinned_after_transforms(storage: type) -> None:
+    buffer = TensorDictReplayBuffer(storage=storage(8), pin_memory=True, transform=AddSquare())
+    buffer.extend(data())
+    sample, info = buffer.sample(4, return_info=True)
+    assert "obs_squared" in sample.keys()
+    assert_all_pinned(sample, info)
+
+
+@pytest.mark.cuda
+@needs_cuda
+@pytest.mark.parametrize("storage", [LazyTensorStorage, ListStorage], ids=["device cpu", "device None"])
+def test_cuda_prioritized_index_and_weights_are_pinned(patched: None, storage: type) -> None:
+    buffer = TensorDictPrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=storage(8), pin_memory=True)
+    buffer.extend(data())
+    sample = buffer.sample(4)
+    assert sample["index"].is_pinned() and sample["priority_weight"].is_pinned()
+    assert_all_pinned(sample)

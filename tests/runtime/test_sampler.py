@@ -1,0 +1,456 @@
+"""PrioritizedSampler: extension detection, the tree fallback, and the state round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pytest
+import torch
+import torchrl
+from rlguard_runtime_helpers import only
+from tensordict import TensorDict
+from torchrl.data import LazyTensorStorage, PrioritizedReplayBuffer, TensorDictPrioritizedReplayBuffer
+from torchrl.data.replay_buffers.samplers import prioritized as torchrl_prioritized
+
+from rlguard.runtime import RLGuardError, RLGuardWarning, installed
+from rlguard.runtime._patch import PatchSet
+from rlguard.runtime.extension import probe
+from rlguard.runtime.sampler import PrioritizedSampler, missing_tree_names, patches
+from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES, SumSegmentTreeFp32
+
+StockSampler = torchrl_prioritized.PrioritizedSampler
+# torchrl's own methods, kept before any patch, to write states exactly as torchrl does.
+STOCK = {name: vars(StockSampler)[name] for name in ("dumps", "loads", "state_dict")}
+CAPACITY = 40
+EXTENSION_LOADS = torchrl_prioritized.SumSegmentTreeFp32 is not None
+
+
+@pytest.fixture
+def patched() -> Iterator[PatchSet]:
+    applied = PatchSet()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)  # the fallback notice, tested on its own
+        for patch in patches():
+            applied.apply(patch)
+    yield applied
+    applied.restore_all()
+
+
+@pytest.fixture
+def stock_trees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lets torchrl's own sampler run here, with nothing of rlguard but the trees."""
+    for name in ("SumSegmentTreeFp32", "SumSegmentTreeFp64", "MinSegmentTreeFp32", "MinSegmentTreeFp64"):
+        monkeypatch.setattr(torchrl_prioritized, name, TORCHRL_TREE_CLASSES[name])
+
+
+def filled(sampler_class: type = PrioritizedSampler, **kwargs: Any) -> Any:
+    """A sampler holding random priorities over most of its capacity."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)
+        sampler = sampler_class(CAPACITY, alpha=0.7, beta=0.5, **kwargs)
+    generator = torch.Generator().manual_seed(3)
+    index = torch.randint(0, CAPACITY - 5, (60,), generator=generator)
+    sampler.update_priority(index, torch.rand(60, generator=generator) * 10)
+    return sampler
+
+
+def fresh(**kwargs: Any) -> PrioritizedSampler:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)
+        return PrioritizedSampler(CAPACITY, alpha=0.7, beta=0.5, **kwargs)
+
+
+def draws(sampler: Any, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    sampler._rng = torch.Generator().manual_seed(seed)
+    storage = LazyTensorStorage(CAPACITY)
+    storage.set(torch.arange(CAPACITY), TensorDict(x=torch.zeros(CAPACITY), batch_size=[CAPACITY]))
+    index, info = sampler.sample(storage, 500)
+    return index, info["priority_weight"]
+
+
+def assert_same_state(loaded: Any, original: Any) -> None:
+    """Identical trees (so identical sampling) and torchrl's attribute types."""
+    for name in ("_sum_tree", "_min_tree"):
+        mine, theirs = getattr(loaded, name), getattr(original, name)
+        assert type(mine) is type(theirs)
+        for level, other in zip(mine._levels, theirs._levels):
+            assert torch.equal(level, other)
+    assert (loaded._alpha, loaded._beta, loaded._eps) == (original._alpha, original._beta, original._eps)
+    for mine, theirs in zip(loaded._max_priority, original._max_priority):
+        assert isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)
+        assert mine.dtype == theirs.dtype and torch.equal(mine, theirs)
+    for mine, theirs in zip(draws(loaded), draws(original)):
+        assert torch.equal(mine, theirs)
+
+
+class Unchanged:
+    """Every attribute of a sampler, kept to prove a failed load touched nothing."""
+
+    def __init__(self, sampler: Any) -> None:
+        self.sampler = sampler
+        self.attributes = dict(vars(sampler))
+        self.levels = [level.clone() for tree in (sampler._sum_tree, sampler._min_tree) for level in tree._levels]
+        self.max_priority = [t.clone() for t in sampler._max_priority if t is not None]
+
+    def check(self) -> None:
+        now = vars(self.sampler)
+        assert now.keys() == self.attributes.keys()
+        assert all(now[key] is value for key, value in self.attributes.items())
+        levels = [level for tree in (self.sampler._sum_tree, self.sampler._min_tree) for level in tree._levels]
+        assert all(torch.equal(a, b) for a, b in zip(levels, self.levels))
+        current = [t for t in self.sampler._max_priority if t is not None]
+        assert all(torch.equal(a, b) for a, b in zip(current, self.max_priority))
+
+
+# --- the extension ---------------------------------------------------------------------------
+
+
+def test_probe_agrees_with_torchrl_and_keeps_the_loader_error() -> None:
+    status = probe()
+    assert status.loads == EXTENSION_LOADS
+    assert status.torchrl_version == torchrl.__version__
+    if not status.loads:
+        assert status.error and status.path and status.path in status.error
+        assert status.fix and status.cause
+        if status.missing_symbol:
+            assert status.missing_symbol in status.cause
+
+
+def test_cli_reports_a_broken_shared_object_as_json(tmp_path: Path) -> None:
+    broken = tmp_path / "_torchrl.so"
+    broken.write_bytes(b"\x7fELF not really")
+    run = subprocess.run(
+        [sys.executable, "-m", "rlguard.runtime.extension", "--path", str(broken)],
+        capture_output=True, text=True, timeout=120,
+    )
+    report = json.loads(run.stdout)
+    assert run.returncode == 1
+    assert report["loads"] is False and report["path"] == str(broken)
+    assert str(broken) in report["error"] and report["fallback"]
+
+
+# --- the tree fallback -----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(EXTENSION_LOADS, reason="torchrl's extension loads here")
+def test_stock_prioritized_buffer_fails_without_the_patches() -> None:
+    with pytest.raises(RuntimeError, match="SumSegmentTreeFp32 is not available"):
+        PrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(CAPACITY))
+
+
+@pytest.mark.skipif(EXTENSION_LOADS, reason="torchrl's extension loads here")
+def test_patches_wire_the_trees_in_and_warn_once() -> None:
+    with pytest.warns(RLGuardWarning) as caught:
+        first, second = patches(), patches()
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "pure-PyTorch segment trees" in message and probe().cause in message
+    wired = {(patch.owner, patch.name): patch.value for patch in first}
+    assert wired[(torchrl_prioritized, "SumSegmentTreeFp32")] is TORCHRL_TREE_CLASSES["SumSegmentTreeFp32"]
+    # Once applied, the same patches are computed again (install() re-applies after restoring).
+    applied = PatchSet()
+    for patch in first:
+        applied.apply(patch)
+    assert [(p.owner, p.name) for p in patches()] == [(p.owner, p.name) for p in second]
+    applied.restore_all()
+    assert torchrl_prioritized.SumSegmentTreeFp32 is None
+
+
+@pytest.mark.skipif(not EXTENSION_LOADS, reason="torchrl's extension does not load here")
+def test_compiled_trees_are_left_alone() -> None:
+    assert not [name for name in missing_tree_names() if not name.startswith("Cuda")]
+
+
+def test_stock_prioritized_buffer_samples_in_proportion_to_priority(patched: PatchSet) -> None:
+    np.random.seed(0)
+    buffer = PrioritizedReplayBuffer(alpha=1.0, beta=0.5, storage=LazyTensorStorage(8), batch_size=4000)
+    buffer.extend(torch.arange(8))
+    priority = torch.tensor([1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 6.0, 8.0])
+    buffer.update_priority(torch.arange(8), priority)
+    sample, info = buffer.sample(return_info=True)
+    counts = torch.bincount(sample, minlength=8).double()
+    expected = (priority + 1e-8) / (priority + 1e-8).sum() * counts.sum()
+    seen = expected > 1
+    chi2 = ((counts[seen] - expected[seen]) ** 2 / expected[seen]).sum()
+    assert chi2 < 22.5  # chi-square, 5 degrees of freedom, p = 0.0005
+    assert counts[~seen].sum() == 0
+    weight = torch.as_tensor(info["priority_weight"])
+    p_min = torch.tensor(1e-8)  # the zero priorities hold eps
+    assert torch.allclose(weight, ((priority[sample] + 1e-8) / p_min) ** -0.5, rtol=1e-4)
+
+
+def test_stock_tensordict_prioritized_buffer_end_to_end(patched: PatchSet) -> None:
+    torch.manual_seed(0)
+    buffer = TensorDictPrioritizedReplayBuffer(
+        alpha=0.7, beta=0.5, storage=LazyTensorStorage(16), batch_size=8, priority_key="td_error"
+    )
+    buffer.extend(TensorDict(obs=torch.arange(12.0), batch_size=[12]))
+    batch = buffer.sample()
+    assert batch["index"].shape == batch["priority_weight"].shape == (8,)
+    hot = batch["index"][0]
+    batch["td_error"] = torch.where(batch["index"] == hot, 1e6, 1e-3)
+    buffer.update_tensordict_priority(batch)
+    later = buffer.sample()
+    assert (later["index"] == hot).float().mean() > 0.9
+    assert torch.isfinite(later["priority_weight"]).all()
+
+
+@pytest.mark.filterwarnings("ignore::rlguard.runtime.RLGuardWarning")
+def test_installed_wires_the_fallback_into_stock_buffers() -> None:
+    with installed(**only("samplers")):
+        buffer = PrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(4))
+        buffer.extend(torch.arange(4))
+        assert buffer.sample(2).shape == (2,)
+
+
+def test_rlguard_sampler_needs_no_install() -> None:
+    with pytest.warns(RLGuardWarning, match="pure-PyTorch") if not EXTENSION_LOADS else warnings.catch_warnings():
+        sampler = PrioritizedSampler(CAPACITY, alpha=0.7, beta=0.5)
+    sampler.update_priority(torch.tensor([2]), torch.tensor([3.0]))
+    assert sampler._sum_tree[2] == pytest.approx((3.0 + 1e-8) ** 0.7)
+
+
+# --- the round trip --------------------------------------------------------------------------
+
+
+def test_dumps_writes_plain_json(tmp_path: Path) -> None:
+    filled().dumps(tmp_path)
+    text = (tmp_path / "sampler_metadata.json").read_text()
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not plain JSON: {constant}")
+
+    metadata = json.loads(text, parse_constant=refuse)
+    leaves = [metadata]
+    while leaves:
+        value = leaves.pop()
+        assert isinstance(value, (dict, list, str, int, float, type(None)))
+        leaves += list(value.values()) if isinstance(value, dict) else value if isinstance(value, list) else []
+    assert metadata["_max_capacity"] == CAPACITY and isinstance(metadata["_max_priority"][1], int)
+
+
+def test_dumps_loads_round_trip_twice(tmp_path: Path) -> None:
+    original = filled()
+    original.dumps(tmp_path)
+    loaded = fresh()
+    loaded.loads(tmp_path)
+    loaded.loads(tmp_path)
+    assert_same_state(loaded, original)
+
+
+def test_state_dict_round_trip_twice_through_torch_save(tmp_path: Path) -> None:
+    original = filled()
+    torch.save(original.state_dict(), tmp_path / "state.pt")
+    state = torch.load(tmp_path / "state.pt")  # weights_only: plain tensors and numbers
+    loaded = fresh()
+    loaded.load_state_dict(state)
+    loaded.load_state_dict(state)
+    assert_same_state(loaded, original)
+    loaded.update_priority(torch.tensor([0]), torch.tensor([99.0]))
+    assert state["_sum_tree"][0] != loaded._sum_tree[0]  # the state was copied, not shared
+
+
+def test_empty_sampler_round_trips_to_a_fresh_one(tmp_path: Path) -> None:
+    fresh().dumps(tmp_path)
+    loaded = filled()
+    loaded.loads(tmp_path)
+    assert loaded._max_priority == (None, None)
+    assert loaded._sum_tree.query(0, CAPACITY) == 0.0
+
+
+def test_a_float32_state_loads_into_a_float64_sampler(tmp_path: Path) -> None:
+    original = filled()
+    original.dumps(tmp_path)
+    wider = fresh(dtype=torch.float64)
+    wider.loads(tmp_path)
+    assert torch.equal(wider._sum_tree.leaves(), original._sum_tree.leaves().double())
+    empty = original._sum_tree.leaves() == 0
+    assert (wider._min_tree.leaves()[empty] == torch.finfo(torch.float64).max).all()
+
+
+def test_dumps_refuses_a_non_finite_max_priority(tmp_path: Path) -> None:
+    sampler = filled()
+    sampler._max_priority = (torch.tensor(math.inf), torch.tensor(1))
+    with pytest.raises(RLGuardError, match="_max_priority.*non-finite"):
+        sampler.dumps(tmp_path / "dump")
+    assert not (tmp_path / "dump").exists()
+
+
+# --- states written by torchrl ---------------------------------------------------------------
+
+
+def test_loads_what_torchrl_0_14_dumps(tmp_path: Path, stock_trees: None) -> None:
+    original = filled(StockSampler)
+    STOCK["dumps"](original, tmp_path)
+    loaded = fresh()
+    loaded.loads(tmp_path)
+    loaded.loads(tmp_path)
+    assert_same_state(loaded, original)
+
+
+def test_torchrl_0_14_loads_what_rlguard_dumps(tmp_path: Path, stock_trees: None) -> None:
+    original = filled()
+    original.dumps(tmp_path)
+    stock = filled(StockSampler)
+    STOCK["loads"](stock, tmp_path)
+    for level, other in zip(stock._sum_tree._levels, original._sum_tree._levels):
+        assert torch.equal(level, other)
+
+
+def test_loads_a_torchrl_state_dict_holding_tree_objects(stock_trees: None) -> None:
+    original = filled(StockSampler)
+    loaded = fresh()
+    loaded.load_state_dict(STOCK["state_dict"](original))
+    assert_same_state(loaded, original)
+
+
+def write_old_dump(path: Path, metadata: dict[str, Any] | str, leaves: torch.Tensor) -> None:
+    path.mkdir(exist_ok=True)
+    text = metadata if isinstance(metadata, str) else json.dumps(metadata)
+    (path / "sampler_metadata.json").write_text(text)
+    empty = torch.finfo(torch.float32).max
+    (path / "sumtree.memmap").write_bytes(leaves.double().numpy().tobytes())
+    (path / "mintree.memmap").write_bytes(torch.where(leaves > 0, leaves, empty).double().numpy().tobytes())
+
+
+def old_leaves() -> torch.Tensor:
+    leaves = torch.zeros(CAPACITY)
+    leaves[[3, 7, 9]] = torch.tensor([2.0, 8.0, 4.0]) ** 0.7
+    return leaves
+
+
+def test_loads_torchrl_before_0_6_with_a_bare_max_priority(tmp_path: Path) -> None:
+    # torchrl <= 0.5: _max_priority was one float, no schema version.
+    metadata = {"_alpha": 0.7, "_beta": 0.5, "_eps": 1e-8, "_max_priority": 8.0, "_max_capacity": CAPACITY}
+    write_old_dump(tmp_path, metadata, old_leaves())
+    loaded = fresh()
+    loaded.loads(tmp_path)
+    value, index = loaded._max_priority
+    assert isinstance(value, torch.Tensor) and value.item() == 8.0 and index.item() == 7
+    assert loaded._sum_tree.query(0, CAPACITY) == pytest.approx(old_leaves().sum().item())
+
+
+def test_loads_torchrl_0_7_to_0_13_and_recomputes_a_transformed_max(tmp_path: Path) -> None:
+    # Versions that wrote tree_map(float, ...): float capacity, no schema version; with
+    # max_priority_within_buffer the stored max may be the tree's transformed value.
+    metadata = {"_alpha": 0.7, "_beta": 0.5, "_eps": 1e-8, "_max_priority": [8.0**0.7, 7.0], "_max_capacity": 40.0}
+    write_old_dump(tmp_path, metadata, old_leaves())
+    loaded = fresh(max_priority_within_buffer=True)
+    loaded.loads(tmp_path)
+    value, index = loaded._max_priority
+    assert value.item() == pytest.approx(8.0, rel=1e-5) and index.item() == 7
+
+
+BAD_DUMPS: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    # name: (how to damage a good dump, file named, field or phrase named)
+    "truncated json (RLG003)": (
+        lambda p: (p / "sampler_metadata.json").write_text('{"_alpha": 0.7, "_beta": 0.5, "_max_priority": ['),
+        "sampler_metadata.json", "_max_priority",
+    ),
+    "garbage json": (lambda p: (p / "sampler_metadata.json").write_bytes(b"\x00\xffnot json"), "sampler_metadata.json", "not valid JSON"),
+    "missing metadata": (lambda p: (p / "sampler_metadata.json").unlink(), "sampler_metadata.json", "missing"),
+    "missing tree file": (lambda p: (p / "mintree.memmap").unlink(), "mintree.memmap", "_min_tree"),
+    "truncated tree file": (
+        lambda p: (p / "sumtree.memmap").write_bytes((p / "sumtree.memmap").read_bytes()[:100]),
+        "sumtree.memmap", "_sum_tree",
+    ),
+    "other capacity in the metadata": (lambda p: edit(p, _max_capacity=CAPACITY * 2), "sampler_metadata.json", "_max_capacity"),
+    "other capacity in a tree file": (
+        lambda p: (p / "sumtree.memmap").write_bytes(bytes(8 * (CAPACITY + 8))), "sumtree.memmap", "_sum_tree"
+    ),
+    "float64 state into float32": (lambda p: make_float64(p), "sumtree.memmap", "dtype=torch.float64"),
+    "wrong field type": (lambda p: edit(p, _alpha="0.7"), "sampler_metadata.json", "_alpha"),
+    "missing field": (lambda p: edit(p, _eps=None, drop="_eps"), "sampler_metadata.json", "_eps"),
+    "tensor written as text (RLG003)": (lambda p: edit(p, _beta="tensor(0.5000)"), "sampler_metadata.json", "RLG003"),
+    "index out of range": (lambda p: edit(p, _max_priority=[1.0, CAPACITY + 3]), "sampler_metadata.json", "_max_priority"),
+    "half a max priority": (lambda p: edit(p, _max_priority=[1.0, None]), "sampler_metadata.json", "_max_priority"),
+    "unknown dtype": (lambda p: edit(p, _dtype="int8"), "sampler_metadata.json", "_dtype"),
+    "NaN leaf": (lambda p: poke(p, "sumtree.memmap", math.nan), "sumtree.memmap", "_sum_tree"),
+    "trees disagree": (lambda p: poke(p, "mintree.memmap", 0.123), "mintree.memmap", "different dumps"),
+}
+
+
+def edit(path: Path, drop: str | None = None, **fields: Any) -> None:
+    metadata = json.loads((path / "sampler_metadata.json").read_text())
+    metadata.update(fields)
+    metadata.pop(drop, None)
+    (path / "sampler_metadata.json").write_text(json.dumps(metadata))
+
+
+def poke(path: Path, name: str, value: float) -> None:
+    leaves = np.fromfile(path / name, dtype=np.float64)
+    leaves[1] = value
+    leaves.tofile(path / name)
+
+
+def make_float64(path: Path) -> None:
+    sampler = fresh(dtype=torch.float64)
+    sampler.update_priority(torch.arange(5), torch.rand(5, dtype=torch.float64) * 10)
+    sampler.dumps(path)
+
+
+@pytest.mark.parametrize("damage", BAD_DUMPS.values(), ids=BAD_DUMPS.keys())
+def test_a_bad_dump_raises_naming_file_and_field_and_changes_nothing(tmp_path: Path, damage) -> None:
+    how, file, field = damage
+    filled().dumps(tmp_path)
+    how(tmp_path)
+    sampler = filled(max_priority_within_buffer=True)
+    sampler.update_priority(torch.tensor([39]), torch.tensor([0.25]))
+    before = Unchanged(sampler)
+    with pytest.raises(RLGuardError) as raised:
+        sampler.loads(tmp_path)
+    message = str(raised.value)
+    assert file in message and field in message
+    assert "Traceback" not in message
+    before.check()
+
+
+def test_loading_from_a_missing_directory_names_it(tmp_path: Path) -> None:
+    sampler = filled()
+    before = Unchanged(sampler)
+    with pytest.raises(RLGuardError, match=r"nowhere[/\\]sampler_metadata\.json: missing"):
+        sampler.loads(tmp_path / "nowhere")
+    before.check()
+
+
+def state_with(**fields: Any) -> dict[str, Any]:
+    state = filled().state_dict()
+    state.update(fields)
+    return {key: value for key, value in state.items() if value is not None}
+
+
+BAD_STATES = {
+    "missing tree": (state_with(_min_tree=None), "_min_tree"),
+    "other capacity": (state_with(_sum_tree=torch.ones(CAPACITY + 1)), "_sum_tree"),
+    "other capacity field": (state_with(_max_capacity=7), "_max_capacity"),
+    "not a tensor": (state_with(_sum_tree="leaves"), "_sum_tree"),
+    "negative alpha": (state_with(_alpha=-1.0), "_alpha"),
+    "max priority of three": (state_with(_max_priority=(1.0, 2, 3)), "_max_priority"),
+    "not a mapping": ([("_alpha", 0.7)], "state_dict()"),
+}
+
+
+@pytest.mark.parametrize("state, field", BAD_STATES.values(), ids=BAD_STATES.keys())
+def test_a_bad_state_dict_raises_naming_the_field_and_changes_nothing(state: Any, field: str) -> None:
+    sampler = filled()
+    before = Unchanged(sampler)
+    with pytest.raises(RLGuardError, match="PrioritizedSampler.load_state_dict") as raised:
+        sampler.load_state_dict(state)
+    assert field in str(raised.value)
+    before.check()
+
+
+def test_patches_give_torchrl_sampler_the_safe_round_trip(tmp_path: Path, patched: PatchSet) -> None:
+    original = filled(StockSampler)
+    original.dumps(tmp_path)
+    loaded = filled(StockSampler)
+    loaded.loads(tmp_path)
+    loaded.loads(tmp_path)  # torchrl's own loads fails here: 'float' object has no attribute 'copy_'
+    assert_same_state(loaded, original)

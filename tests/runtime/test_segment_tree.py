@@ -1,0 +1,208 @@
+"""The pure-PyTorch segment trees against a plain per-item reference, and their interface."""
+
+from __future__ import annotations
+
+import copy
+from unittest import mock
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlguard.runtime import segment_tree
+from rlguard.runtime.segment_tree import (
+    FANOUT,
+    MinSegmentTreeFp32,
+    MinSegmentTreeFp64,
+    SumSegmentTreeFp32,
+    SumSegmentTreeFp64,
+)
+
+SUM_TREES = (SumSegmentTreeFp32, SumSegmentTreeFp64)
+MIN_TREES = (MinSegmentTreeFp32, MinSegmentTreeFp64)
+
+
+class Reference:
+    """One Python float per leaf, every operation item by item."""
+
+    def __init__(self, size: int, identity: float) -> None:
+        self.leaves = [identity] * size
+        self.identity = identity
+
+    def set(self, index: list[int], values: list[float]) -> None:
+        for i, value in zip(index, values):
+            self.leaves[i] = value
+
+    def total(self, start: int, end: int, fold) -> float:
+        part = self.leaves[max(start, 0) : max(min(end, len(self.leaves)), 0)]
+        return fold(part) if part else self.identity
+
+    def lower_bound(self, mass: float) -> int:
+        """First leaf whose prefix sum reaches ``mass`` and is positive; ``size`` past the total."""
+        if mass > sum(self.leaves):
+            return len(self.leaves)
+        prefix = 0.0
+        for i, leaf in enumerate(self.leaves):
+            prefix += leaf
+            if prefix >= mass and prefix > 0:
+                return i
+        return 0  # an all-zero tree, like torchrl's
+
+
+# Sizes straddle one block, two levels and three levels of FANOUT children.
+sizes = st.one_of(st.integers(1, 2 * FANOUT + 1), st.integers(FANOUT**2 - 2, FANOUT**2 + 40))
+# Small integers keep every sum exact in float32 too, so results compare with ==.
+priorities = st.integers(0, 6).map(float)
+
+
+@st.composite
+def scenarios(draw):
+    size = draw(sizes)
+    index = st.integers(0, size - 1)
+    batches = draw(
+        st.lists(st.lists(st.tuples(index, priorities), min_size=1, max_size=40), min_size=1, max_size=6)
+    )
+    bounds = st.integers(-3, size + 3)
+    queries = draw(st.lists(st.tuples(bounds, bounds), min_size=1, max_size=10))
+    masses = draw(st.lists(st.integers(0, 7 * size).map(float), min_size=1, max_size=20))
+    return size, batches, queries, masses
+
+
+@settings(max_examples=60, deadline=None)
+# SCAN_TOP 1 makes every search descend block by block from the root; the default searches
+# short trees in one pass.
+@given(scenarios(), st.sampled_from(SUM_TREES), st.sampled_from([1, segment_tree.SCAN_TOP]))
+def test_sum_tree_matches_reference(scenario, tree_class, scan_top) -> None:
+    size, batches, queries, masses = scenario
+    tree, reference = tree_class(size), Reference(size, 0.0)
+    for batch in batches:
+        index, values = (list(column) for column in zip(*batch))
+        tree[torch.tensor(index)] = torch.tensor(values)
+        reference.set(index, values)
+
+    assert tree[torch.arange(size)].tolist() == reference.leaves
+    for start, end in queries:
+        expected = reference.total(start, end, sum)
+        assert tree.query(start, end) == expected
+        assert tree.query(torch.tensor([start]), torch.tensor([end])).tolist() == [expected]
+    with mock.patch.object(segment_tree, "SCAN_TOP", scan_top):
+        found = tree.scan_lower_bound(torch.tensor(masses))
+    assert found.tolist() == [reference.lower_bound(mass) for mass in masses]
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenarios(), st.sampled_from(MIN_TREES))
+def test_min_tree_matches_reference(scenario, tree_class) -> None:
+    size, batches, queries, _ = scenario
+    tree = tree_class(size)
+    reference = Reference(size, tree.identity_element)
+    for batch in batches:
+        index, values = (list(column) for column in zip(*batch))
+        tree[np.array(index)] = np.array(values)
+        reference.set(index, values)
+
+    starts, ends = (torch.tensor(column) for column in zip(*queries))
+    expected = [reference.total(start, end, min) for start, end in queries]
+    assert tree.query(starts, ends).tolist() == expected
+    assert [tree.query(start, end) for start, end in queries] == expected
+
+
+def test_repeated_index_keeps_the_last_value_written() -> None:
+    tree = SumSegmentTreeFp64(10)
+    tree[torch.tensor([3, 5, 3, 3])] = torch.tensor([1.0, 2.0, 7.0, 4.0])
+    assert tree[3] == 4.0
+    assert tree.query(0, 10) == 6.0
+
+
+@pytest.mark.parametrize("tree_class", SUM_TREES + MIN_TREES)
+def test_index_types_give_torchrl_result_types(tree_class) -> None:
+    tree = tree_class(40)
+    tree[2] = 5.0
+    tree[np.array([3, 4])] = np.array([1.0, 2.0])
+    tree[torch.tensor([[6], [7]])] = 3.0  # a scalar spreads over any index shape
+    assert isinstance(tree[2], float) and tree[2] == 5.0
+    assert isinstance(tree[np.array([3, 4])], np.ndarray)
+    got = tree[torch.tensor([[6], [7]])]
+    assert isinstance(got, torch.Tensor) and got.shape == (2, 1) and got.dtype == tree_class.dtype
+    assert len(tree) == tree.size == 40
+
+
+@pytest.mark.parametrize("tree_class", SUM_TREES)
+def test_scan_lower_bound_result_types(tree_class) -> None:
+    tree = tree_class(8)
+    tree[torch.arange(8)] = 1.0
+    assert tree.scan_lower_bound(2.5) == 2
+    assert tree.scan_lower_bound(np.array([0.5, 8.5])).tolist() == [0, 8]
+    assert tree.scan_lower_bound(torch.tensor([[3.0]])).tolist() == [[2]]
+
+
+@pytest.mark.parametrize("bad", [10, -1, [0, 10], torch.tensor([-1, 2])])
+def test_out_of_range_index_raises(bad) -> None:
+    tree = SumSegmentTreeFp32(10)
+    with pytest.raises(IndexError, match="out of range for a tree of size 10"):
+        tree[bad] = 1.0
+    with pytest.raises(IndexError):
+        tree[bad]
+
+
+def test_float_indices_are_rejected() -> None:
+    with pytest.raises(TypeError, match="must be integers"):
+        SumSegmentTreeFp32(4)[torch.tensor([1.0])] = 2.0
+
+
+def test_mismatched_value_count_is_rejected() -> None:
+    with pytest.raises(ValueError, match=r"cannot set \(3,\) values at \(2,\) indices"):
+        SumSegmentTreeFp32(4)[torch.tensor([0, 1])] = torch.tensor([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("scan_top", [1, segment_tree.SCAN_TOP])
+def test_scan_skips_zero_leaves(scan_top: int) -> None:
+    # torchrl's tree returns leaf 0 for mass 0 even when that leaf has no probability.
+    tree = SumSegmentTreeFp32(100)
+    tree[torch.tensor([40, 41, 97])] = torch.tensor([0.0, 2.5, 1.0])
+    masses = torch.cat([torch.zeros(1), torch.rand(1000) * tree.query(0, 100), torch.tensor([3.5])])
+    with mock.patch.object(segment_tree, "SCAN_TOP", scan_top):
+        leaves = tree[tree.scan_lower_bound(masses)]
+    assert (leaves > 0).all()
+
+
+@pytest.mark.parametrize("scan_top", [1, segment_tree.SCAN_TOP])
+def test_rounding_never_lands_on_a_zero_leaf(scan_top: int) -> None:
+    # Masses at the very top of float32 sums of many unequal leaves.
+    torch.manual_seed(0)
+    tree = SumSegmentTreeFp32(5000)
+    tree[torch.arange(0, 5000, 3)] = torch.rand(1667) * 1e3 + 1e-3
+    total = tree.query(0, 5000)
+    masses = torch.full((200,), total) - torch.rand(200) * 1e-3
+    with mock.patch.object(segment_tree, "SCAN_TOP", scan_top):
+        assert (tree[tree.scan_lower_bound(masses)] > 0).all()
+
+
+@pytest.mark.parametrize("tree_class", SUM_TREES + MIN_TREES)
+def test_rebuilding_from_leaves_gives_a_bitwise_identical_tree(tree_class) -> None:
+    torch.manual_seed(1)
+    size = FANOUT**2 + 7
+    tree = tree_class(size)
+    for _ in range(20):
+        tree[torch.randint(0, size, (50,))] = torch.rand(50) * torch.logspace(-6, 6, 50)
+    rebuilt = tree_class(size)
+    rebuilt.load_leaves(tree.leaves())
+    for level, again in zip(tree._levels, rebuilt._levels):
+        assert torch.equal(level, again)
+
+
+def test_deepcopy_is_independent() -> None:
+    tree = SumSegmentTreeFp32(5)
+    tree[1] = 2.0
+    clone = copy.deepcopy(tree)
+    clone[1] = 9.0
+    assert tree[1] == 2.0 and clone.query(0, 5) == 9.0
+
+
+def test_construction_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="at least one leaf"):
+        SumSegmentTreeFp32(0)
+    with pytest.raises(TypeError, match="floating point"):
+        SumSegmentTreeFp32(4, dtype=torch.int64)
