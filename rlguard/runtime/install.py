@@ -43,7 +43,21 @@ def install(
     buffers: bool = True,
     training: bool = True,
 ) -> None:
-    """Patch torchrl in place with the chosen corrections; idempotent and thread-safe."""
+    """Patch the installed torchrl in place; idempotent and thread-safe.
+
+    - ``collectors``: an uncopyable policy runs in place instead of crashing the Collector's
+      copy; multi-process collectors refuse it before starting workers; ``get_stateful_net``
+      and ``DDPGLoss`` report the member that cannot be copied (RLG001);
+    - ``recurrent``: ``set_recurrent_mode`` per thread and task, for coroutines and reused
+      instances too (RLG002);
+    - ``samplers``: pure-PyTorch segment trees when torchrl's compiled extension is missing;
+    - ``buffers``: ``pin_memory=True`` buffers that sample pinned, or warn once without an
+      accelerator;
+    - ``training``: the ``TrainingGuard`` checks on collectors, replay buffers and losses.
+
+    Raises ``RLGuardError`` naming the supported range when a chosen component does not
+    support the installed torchrl; then nothing is patched.
+    """
     chosen = _chosen(collectors, recurrent, samplers, buffers, training)
     with _lock:
         added = chosen - _pinned
@@ -68,7 +82,11 @@ def installed(
     buffers: bool = True,
     training: bool = True,
 ) -> Iterator[None]:
-    """``install()`` for the duration of a ``with`` block; blocks nest and overlap across threads."""
+    """``install()`` for the duration of a ``with`` block; blocks nest and overlap across threads.
+
+    On exit, the block's components stay patched only while ``install()`` or another open block
+    still asks for them. An ``uninstall()`` inside the block restores everything at once.
+    """
     chosen = _chosen(collectors, recurrent, samplers, buffers, training)
     token = object()
     with _lock:

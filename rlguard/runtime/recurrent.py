@@ -1,6 +1,6 @@
 """``set_recurrent_mode``: torchrl's own where it exists (torchrl >= 0.7), a backport before.
 
-Upstream keeps the mode in a ``ContextVar``, so it is isolated per thread and per asyncio task.
+torchrl 0.14 keeps the mode in a ``ContextVar``: isolated per thread and per asyncio task.
 ``install(recurrent=True)`` corrects two gaps of the upstream object on every version:
 
 - decorating an ``async def`` applied the mode only while the coroutine object was created, not
