@@ -23,7 +23,8 @@ import random
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 
@@ -180,11 +181,12 @@ def main() -> None:
         if name != "rlguard (pure PyTorch)"
         for op in ("update", "sample")
     }
-    print(f"capacity {args.capacity:,}, batch {args.batch}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    threads = torch.get_num_threads()
+    print(f"capacity {args.capacity:,}, batch {args.batch}, torch {torch.__version__}, {threads} threads")
     print(f"{'implementation':<24}{'update ms':>12}{'sample ms':>12}{'update x':>11}{'sample x':>11}")
     for name, timing in results.items():
-        speedups = [timing[f"{op}_ms"] / ours[f"{op}_ms"] for op in ("update", "sample")]
-        print(f"{name:<24}{timing['update_ms']:>12.3f}{timing['sample_ms']:>12.3f}{speedups[0]:>10.1f}x{speedups[1]:>10.1f}x")
+        update, sample = (timing[f"{op}_ms"] / ours[f"{op}_ms"] for op in ("update", "sample"))
+        print(f"{name:<24}{timing['update_ms']:>12.3f}{timing['sample_ms']:>12.3f}{update:>10.1f}x{sample:>10.1f}x")
     if compiled is None:
         print(f"torchrl compiled: not measured, the extension does not load ({probe().cause[:80]}...)")
     print("(x = that implementation's time / rlguard's: above 1 means rlguard is faster)")

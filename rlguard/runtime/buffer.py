@@ -11,7 +11,8 @@ stay pageable.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 from tensordict import is_tensor_collection
@@ -60,6 +61,7 @@ def _corrected_init(original: Callable[..., None]) -> Callable[..., None]:
                 "where torch sees a GPU to get pinned samples.",
             )
             self._pin_memory = False
+
     return __init__
 
 
@@ -70,6 +72,7 @@ def _corrected_sample(original: Callable[..., Any]) -> Callable[..., Any]:
     ) -> Any:
         result = original(self, batch_size, return_info=return_info, include_info=include_info)
         return pinned(result) if self._pin_memory else result
+
     return sample
 
 
@@ -78,10 +81,11 @@ _sample = _corrected_sample(vars(_Stock)["sample"])
 
 
 class TensorDictReplayBuffer(_Stock):
-    __doc__ = (_Stock.__doc__ or "") + """
-    rlguard: with ``pin_memory=True`` the whole sample is pinned (index and priority weights
-    included, whether or not its device is None); without an accelerator the buffer warns once
-    at construction and samples stay pageable instead of failing on every ``sample()``.
+    """torchrl's ``TensorDictReplayBuffer`` (same arguments and behaviour), corrected.
+
+    With ``pin_memory=True`` the whole sample is pinned (index and priority weights included,
+    whether or not its device is None); without an accelerator the buffer warns once at
+    construction and samples stay pageable instead of failing on every ``sample()``.
     """
 
     __init__ = _init

@@ -7,7 +7,8 @@ module loads the shared object itself and keeps the loader's real message.
 ``probe()`` runs in-process (the sampler uses it to explain its fallback). ``rlguard
 doctor`` runs ``python -m rlguard.runtime.extension [--path SO]`` in a subprocess, so a
 crashing extension cannot take it down: it prints one JSON object and exits 0 when the
-extension loads, 1 when it does not.
+extension loads, 1 when it does not. Neither needs torch to import: a broken torch is
+reported, not raised.
 """
 
 from __future__ import annotations
@@ -26,14 +27,18 @@ from pathlib import Path
 MODULE = "torchrl._torchrl"
 FALLBACK = "call rlguard.runtime.install(): its pure-PyTorch segment trees replace the compiled ones"
 
+# Why the extension does not load; None when it loads.
+NO_TORCHRL, NO_EXTENSION, TORCH_IMPORT, LOADER = "no-torchrl", "no-extension", "torch-import", "loader"
+
 
 @dataclass(frozen=True)
 class ExtensionStatus:
     """What loading torchrl's compiled extension gave."""
 
     loads: bool
-    path: str | None  # the shared object tried, None when none was found
-    error: str | None  # the loader's own message
+    problem: str | None  # one of the constants above
+    path: str | None  # the shared object tried
+    error: str | None  # the loader's (or torch's) own message
     missing_symbol: str | None  # from an "undefined symbol" error
     cuda: bool  # the extension has the CUDA segment trees
     torch_version: str | None  # installed, from package metadata
@@ -43,37 +48,43 @@ class ExtensionStatus:
     @property
     def cause(self) -> str:
         """One sentence: why it does not load (empty when it loads)."""
-        if self.loads:
-            return ""
-        if self.path is None:
-            return self.error or "torchrl's compiled extension was not found"
+        if self.problem == NO_TORCHRL:
+            return "torchrl is not installed"
+        if self.problem == NO_EXTENSION:
+            return f"torchrl {self.torchrl_version} has no compiled {MODULE} module (a source install never built it)"
+        if self.problem == TORCH_IMPORT:
+            return f"torch does not import: {self.error}"
         if self.missing_symbol:
             built = f"torch {self.built_against}" if self.built_against else "another torch"
             return (
                 f"torchrl {self.torchrl_version} was compiled against {built}, and the installed "
                 f"torch {self.torch_version} lacks the symbol {self.missing_symbol}"
             )
-        return f"the loader refused it: {self.error}"
+        return f"the loader refused it: {self.error}" if self.problem == LOADER else ""
 
     @property
     def fix(self) -> str:
-        """How to make the compiled extension load (empty when it loads); ``FALLBACK`` works around it."""
-        if self.loads:
-            return ""
-        if not self.missing_symbol:
-            return f"reinstall torchrl (pip install --force-reinstall torchrl=={self.torchrl_version})"
-        wanted = f"torch=={self.built_against}" if self.built_against else "the torch its wheel was built for"
-        return (
-            f"install a torch/torchrl pair built for each other ({wanted}, or the torchrl release "
-            f"built for torch {self.torch_version})"
-        )
+        """How to make the compiled extension load (empty when it loads); FALLBACK works around it."""
+        if self.problem == NO_TORCHRL:
+            return "pip install torchrl"
+        if self.problem == TORCH_IMPORT:
+            return f"repair torch (pip install --force-reinstall torch=={self.torch_version})"
+        if self.missing_symbol:
+            wanted = f"torch=={self.built_against}" if self.built_against else "the torch its wheel was built for"
+            return (
+                f"install a torch/torchrl pair built for each other ({wanted}, or the torchrl release "
+                f"built for torch {self.torch_version})"
+            )
+        if self.problem:
+            return f"reinstall torchrl from its wheel (pip install --force-reinstall torchrl=={self.torchrl_version})"
+        return ""
 
     def to_json(self) -> dict[str, object]:
-        fallback = FALLBACK if not self.loads else ""
+        fallback = "" if self.loads or self.problem in (NO_TORCHRL, TORCH_IMPORT) else FALLBACK
         return {**asdict(self), "cause": self.cause, "fix": self.fix, "fallback": fallback}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def probe(path: str | None = None) -> ExtensionStatus:
     """Load torchrl's extension (or the shared object at ``path``) and report the outcome.
 
@@ -81,26 +92,29 @@ def probe(path: str | None = None) -> ExtensionStatus:
     loader error are all reported in the status.
     """
     versions = {name: _version(name) for name in ("torch", "torchrl")}
+    if path is None and _torchrl_dir() is None:
+        return _status(NO_TORCHRL, None, None, versions)
     shared_object = Path(path) if path else _find_shared_object()
     if shared_object is None:
-        return _status(False, None, f"no compiled {MODULE} in the installed torchrl", versions)
+        return _status(NO_EXTENSION, None, None, versions)
     try:
         import torch  # noqa: F401  the extension resolves its symbols against a loaded libtorch
     except Exception as error:  # a broken torch is itself the finding
-        return _status(False, shared_object, f"torch does not import: {error}", versions)
+        return _status(TORCH_IMPORT, shared_object, str(error), versions)
     try:
         module = _load(shared_object)
     except Exception as error:  # ImportError, or whatever a module initialiser raises
-        return _status(False, shared_object, str(error), versions)
-    return _status(True, shared_object, None, versions, cuda=hasattr(module, "CudaSumSegmentTreeFp32"))
+        return _status(LOADER, shared_object, str(error), versions)
+    return _status(None, shared_object, None, versions, cuda=hasattr(module, "CudaSumSegmentTreeFp32"))
 
 
 def _status(
-    loads: bool, path: Path | None, error: str | None, versions: dict[str, str | None], cuda: bool = False
+    problem: str | None, path: Path | None, error: str | None, versions: dict[str, str | None], cuda: bool = False
 ) -> ExtensionStatus:
     symbol = re.search(r"undefined symbol: (\S+)", error or "")
     return ExtensionStatus(
-        loads=loads,
+        loads=problem is None,
+        problem=problem,
         path=str(path) if path else None,
         error=error,
         missing_symbol=symbol.group(1) if symbol else None,
@@ -128,13 +142,8 @@ def _torchrl_dir() -> Path | None:
 
 def _find_shared_object() -> Path | None:
     package = _torchrl_dir()
-    if package is None:
-        return None
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = package / f"_torchrl{suffix}"
-        if candidate.exists():
-            return candidate
-    return None
+    candidates = (package / f"_torchrl{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+    return next((candidate for candidate in candidates if candidate.exists()), None)
 
 
 def _built_against() -> str | None:

@@ -21,7 +21,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -47,9 +48,10 @@ _RLG003 = "RLG003 tensor-in-json"
 
 
 class PrioritizedSampler(_Stock):
-    __doc__ = (_Stock.__doc__ or "") + """
-    rlguard: falls back to pure-PyTorch segment trees where torchrl's compiled extension does
-    not load, and its state round trip is plain JSON, type-preserving and validated.
+    """torchrl's ``PrioritizedSampler`` (same arguments and behaviour), corrected.
+
+    It falls back to pure-PyTorch segment trees where torchrl's compiled extension does not
+    load, and its state round trip is plain JSON, type-preserving, validated and atomic.
     """
 
     def _init(self) -> None:
@@ -174,8 +176,9 @@ class _State:
         metadata_file = path / METADATA_FILE
         fields = _Fields(_read_metadata(metadata_file), str(metadata_file))
         fields.capacity(sampler._max_capacity)
-        wheres = [f"{path / name} (field '{field}')" for field, name in TREE_FILES.items()]
-        leaves = [_read_leaves(path / name, sampler._max_capacity, where) for name, where in zip(TREE_FILES.values(), wheres)]
+        files = [(path / name, f"{path / name} (field '{field}')") for field, name in TREE_FILES.items()]
+        leaves = [_read_leaves(file, sampler._max_capacity, where) for file, where in files]
+        wheres = [where for _, where in files]
         return cls._build(sampler, fields, leaves, wheres, fields.written_dtype())
 
     @classmethod
@@ -212,7 +215,8 @@ class _Fields:
             value = value.item()
         if isinstance(value, str) and value.startswith("tensor("):
             raise self.fail(
-                name, f"holds the string {value!r}",
+                name,
+                f"holds the string {value!r}",
                 f"A tensor was written to JSON as text ({_RLG003}): write numbers, e.g. with .item().",
             )
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
@@ -231,7 +235,8 @@ class _Fields:
             raise self.fail("_max_capacity", f"must be an integer, got {found!r}")
         if int(found) != expected:
             raise self.fail(
-                "_max_capacity", f"is {int(found)}, but this sampler's capacity is {expected}",
+                "_max_capacity",
+                f"is {int(found)}, but this sampler's capacity is {expected}",
                 f"Load it into a PrioritizedSampler(max_capacity={int(found)}, ...).",
             )
 
@@ -248,13 +253,14 @@ class _Fields:
         if raw is None:
             return (None, None)
         if isinstance(raw, (int, float, torch.Tensor)) and not isinstance(raw, bool) and _numel(raw) == 1:
-            # torchrl < 0.6 kept a bare float; the pair's index is the tree's argmax.
+            # Older torchrl kept a bare float; the pair's index is the tree's argmax.
             if not bool(sum_leaves.gt(0).any()):
                 return (None, None)
             return (self._priority(raw, dtype), sum_leaves.argmax())
         if not isinstance(raw, (list, tuple)) or len(raw) != 2:
             raise self.fail(
-                "_max_priority", f"must be null or a [priority, index] pair, got {_short(raw)}",
+                "_max_priority",
+                f"must be null or a [priority, index] pair, got {_short(raw)}",
                 f"Tensors cannot be written to JSON ({_RLG003}).",
             )
         value, index = raw
@@ -333,7 +339,7 @@ def _leaves_from(value: Any, capacity: int, where: str) -> torch.Tensor:
     elif hasattr(value, "__getitem__") and hasattr(value, "__len__"):
         if len(value) != capacity:
             raise RLGuardError(f"{where}: a tree of {len(value)} leaves, but this sampler's capacity is {capacity}.")
-        leaves = torch.as_tensor(value[torch.arange(capacity)])
+        leaves = _tree_leaves(value, capacity)
     else:
         raise RLGuardError(f"{where}: expected a tensor of leaves or a segment tree, got {type(value).__name__}.")
     if leaves.shape != (capacity,) or not leaves.dtype.is_floating_point:
@@ -345,8 +351,12 @@ def _leaves_from(value: Any, capacity: int, where: str) -> torch.Tensor:
 
 
 def _checked_leaves(
-    dtype: torch.dtype, sum_leaves: torch.Tensor, min_leaves: torch.Tensor,
-    sum_where: str, min_where: str, written_dtype: str | None,
+    dtype: torch.dtype,
+    sum_leaves: torch.Tensor,
+    min_leaves: torch.Tensor,
+    sum_where: str,
+    min_where: str,
+    written_dtype: str | None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Leaves that a sampler of ``dtype`` can hold exactly, with empty leaves made its own."""
     for leaves, where in ((sum_leaves, sum_where), (min_leaves, min_where)):
@@ -404,7 +414,8 @@ def _filled_like(tree: Any, leaves: torch.Tensor) -> Any:
     if hasattr(fresh, "load_leaves"):
         fresh.load_leaves(leaves)
     else:  # torchrl's compiled tree
-        fresh[torch.arange(leaves.numel())] = leaves
+        device = _tree_device(tree)
+        fresh[torch.arange(leaves.numel(), device=device)] = leaves.to(device)
     return fresh
 
 
@@ -432,7 +443,12 @@ def _metadata(sampler: _Stock, file: Path) -> dict[str, Any]:
 def _tree_leaves(tree: Any, capacity: int) -> torch.Tensor:
     if hasattr(tree, "leaves"):
         return tree.leaves()
-    return torch.as_tensor(tree[torch.arange(capacity)])  # torchrl's compiled tree
+    return torch.as_tensor(tree[torch.arange(capacity, device=_tree_device(tree))])  # torchrl's compiled tree
+
+
+def _tree_device(tree: Any) -> torch.device:
+    """torchrl's CUDA trees say where they live; its CPU trees have no ``device``."""
+    return torch.device(getattr(tree, "device", None) or "cpu")
 
 
 def _replace(file: Path, data: bytes) -> None:

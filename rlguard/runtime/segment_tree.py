@@ -17,7 +17,7 @@ rebuilt from saved leaves is bit-for-bit the tree that was saved.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,7 +26,7 @@ FANOUT = 32
 # A prefix-sum search starts with one cumulative sum over the first level this short.
 SCAN_TOP = 4096
 
-DeviceLike = Union[torch.device, str, int, None]
+DeviceLike = torch.device | str | int | None
 
 
 class SegmentTree:
@@ -49,10 +49,7 @@ class SegmentTree:
         self._dtype = dtype
         self._identity = self._identity_for(dtype)
         device = torch.device("cpu" if device is None else device)
-        self._levels = [
-            torch.full((n,), self._identity, dtype=dtype, device=device)
-            for n in _level_lengths(size)
-        ]
+        self._levels = [torch.full((n,), self._identity, dtype=dtype, device=device) for n in _level_lengths(size)]
 
     # --- the reduction, set by subclasses -------------------------------------------
     @staticmethod
@@ -108,9 +105,7 @@ class SegmentTree:
         try:
             values = torch.broadcast_to(values, idx.shape)
         except RuntimeError:
-            raise ValueError(
-                f"cannot set {tuple(values.shape)} values at {tuple(idx.shape)} indices"
-            ) from None
+            raise ValueError(f"cannot set {tuple(values.shape)} values at {tuple(idx.shape)} indices") from None
         self._write(idx.reshape(-1), values.reshape(-1))
 
     update = __setitem__

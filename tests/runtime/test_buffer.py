@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 import torch

@@ -8,7 +8,8 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from rlguard.runtime import RLGuardError, RLGuardWarning, installed
 from rlguard.runtime._patch import PatchSet
 from rlguard.runtime.extension import probe
 from rlguard.runtime.sampler import PrioritizedSampler, missing_tree_names, patches
-from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES, SumSegmentTreeFp32
+from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES
 
 StockSampler = torchrl_prioritized.PrioritizedSampler
 # torchrl's own methods, kept before any patch, to write states exactly as torchrl does.
@@ -123,17 +124,26 @@ def test_probe_agrees_with_torchrl_and_keeps_the_loader_error() -> None:
             assert status.missing_symbol in status.cause
 
 
+def run_probe(*arguments: str, code: str = "") -> tuple[int, dict[str, Any]]:
+    """``python -m rlguard.runtime.extension`` in a subprocess, as doctor runs it."""
+    script = f"import sys\n{code}\nfrom rlguard.runtime.extension import main\nsys.exit(main({list(arguments)!r}))"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    return run.returncode, json.loads(run.stdout)
+
+
 def test_cli_reports_a_broken_shared_object_as_json(tmp_path: Path) -> None:
     broken = tmp_path / "_torchrl.so"
     broken.write_bytes(b"\x7fELF not really")
-    run = subprocess.run(
-        [sys.executable, "-m", "rlguard.runtime.extension", "--path", str(broken)],
-        capture_output=True, text=True, timeout=120,
-    )
-    report = json.loads(run.stdout)
-    assert run.returncode == 1
-    assert report["loads"] is False and report["path"] == str(broken)
+    returncode, report = run_probe("--path", str(broken))
+    assert returncode == 1
+    assert report["loads"] is False and report["problem"] == "loader" and report["path"] == str(broken)
     assert str(broken) in report["error"] and report["fallback"]
+
+
+def test_cli_reports_a_broken_torch_without_raising() -> None:
+    returncode, report = run_probe(code="sys.modules['torch'] = None")  # import torch now fails
+    assert returncode == 1
+    assert report["problem"] == "torch-import" and report["cause"].startswith("torch does not import")
 
 
 # --- the tree fallback -----------------------------------------------------------------------
@@ -326,8 +336,8 @@ def old_leaves() -> torch.Tensor:
     return leaves
 
 
-def test_loads_torchrl_before_0_6_with_a_bare_max_priority(tmp_path: Path) -> None:
-    # torchrl <= 0.5: _max_priority was one float, no schema version.
+def test_loads_old_torchrl_with_a_bare_max_priority(tmp_path: Path) -> None:
+    # Before max_priority_within_buffer, torchrl wrote _max_priority as one float, no schema version.
     metadata = {"_alpha": 0.7, "_beta": 0.5, "_eps": 1e-8, "_max_priority": 8.0, "_max_capacity": CAPACITY}
     write_old_dump(tmp_path, metadata, old_leaves())
     loaded = fresh()
@@ -337,9 +347,10 @@ def test_loads_torchrl_before_0_6_with_a_bare_max_priority(tmp_path: Path) -> No
     assert loaded._sum_tree.query(0, CAPACITY) == pytest.approx(old_leaves().sum().item())
 
 
-def test_loads_torchrl_0_7_to_0_13_and_recomputes_a_transformed_max(tmp_path: Path) -> None:
-    # Versions that wrote tree_map(float, ...): float capacity, no schema version; with
-    # max_priority_within_buffer the stored max may be the tree's transformed value.
+def test_loads_schemaless_torchrl_and_recomputes_a_transformed_max(tmp_path: Path) -> None:
+    # torchrl between the (value, index) pair and schema 1 wrote tree_map(float, ...): a float
+    # capacity, no schema version, and with max_priority_within_buffer possibly the tree's
+    # transformed value as the max (pytorch/rl#3925).
     metadata = {"_alpha": 0.7, "_beta": 0.5, "_eps": 1e-8, "_max_priority": [8.0**0.7, 7.0], "_max_capacity": 40.0}
     write_old_dump(tmp_path, metadata, old_leaves())
     loaded = fresh(max_priority_within_buffer=True)
@@ -348,32 +359,35 @@ def test_loads_torchrl_0_7_to_0_13_and_recomputes_a_transformed_max(tmp_path: Pa
     assert value.item() == pytest.approx(8.0, rel=1e-5) and index.item() == 7
 
 
+META, SUM, MIN = "sampler_metadata.json", "sumtree.memmap", "mintree.memmap"
+
+
+def overwrite(name: str, data: bytes) -> Callable[[Path], None]:
+    return lambda path: (path / name).write_bytes(data)
+
+
+def truncate(name: str, keep: int) -> Callable[[Path], None]:
+    return lambda path: (path / name).write_bytes((path / name).read_bytes()[:keep])
+
+
 BAD_DUMPS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     # name: (how to damage a good dump, file named, field or phrase named)
-    "truncated json (RLG003)": (
-        lambda p: (p / "sampler_metadata.json").write_text('{"_alpha": 0.7, "_beta": 0.5, "_max_priority": ['),
-        "sampler_metadata.json", "_max_priority",
-    ),
-    "garbage json": (lambda p: (p / "sampler_metadata.json").write_bytes(b"\x00\xffnot json"), "sampler_metadata.json", "not valid JSON"),
-    "missing metadata": (lambda p: (p / "sampler_metadata.json").unlink(), "sampler_metadata.json", "missing"),
-    "missing tree file": (lambda p: (p / "mintree.memmap").unlink(), "mintree.memmap", "_min_tree"),
-    "truncated tree file": (
-        lambda p: (p / "sumtree.memmap").write_bytes((p / "sumtree.memmap").read_bytes()[:100]),
-        "sumtree.memmap", "_sum_tree",
-    ),
-    "other capacity in the metadata": (lambda p: edit(p, _max_capacity=CAPACITY * 2), "sampler_metadata.json", "_max_capacity"),
-    "other capacity in a tree file": (
-        lambda p: (p / "sumtree.memmap").write_bytes(bytes(8 * (CAPACITY + 8))), "sumtree.memmap", "_sum_tree"
-    ),
-    "float64 state into float32": (lambda p: make_float64(p), "sumtree.memmap", "dtype=torch.float64"),
-    "wrong field type": (lambda p: edit(p, _alpha="0.7"), "sampler_metadata.json", "_alpha"),
-    "missing field": (lambda p: edit(p, _eps=None, drop="_eps"), "sampler_metadata.json", "_eps"),
-    "tensor written as text (RLG003)": (lambda p: edit(p, _beta="tensor(0.5000)"), "sampler_metadata.json", "RLG003"),
-    "index out of range": (lambda p: edit(p, _max_priority=[1.0, CAPACITY + 3]), "sampler_metadata.json", "_max_priority"),
-    "half a max priority": (lambda p: edit(p, _max_priority=[1.0, None]), "sampler_metadata.json", "_max_priority"),
-    "unknown dtype": (lambda p: edit(p, _dtype="int8"), "sampler_metadata.json", "_dtype"),
-    "NaN leaf": (lambda p: poke(p, "sumtree.memmap", math.nan), "sumtree.memmap", "_sum_tree"),
-    "trees disagree": (lambda p: poke(p, "mintree.memmap", 0.123), "mintree.memmap", "different dumps"),
+    "truncated json (RLG003)": (overwrite(META, b'{"_alpha": 0.7, "_max_priority": ['), META, "_max_priority"),
+    "garbage json": (overwrite(META, b"\x00\xffnot json"), META, "not valid JSON"),
+    "missing metadata": (lambda p: (p / META).unlink(), META, "missing"),
+    "missing tree file": (lambda p: (p / MIN).unlink(), MIN, "_min_tree"),
+    "truncated tree file": (truncate(SUM, 100), SUM, "_sum_tree"),
+    "other capacity in the metadata": (lambda p: edit(p, _max_capacity=CAPACITY * 2), META, "_max_capacity"),
+    "other capacity in a tree file": (overwrite(SUM, bytes(8 * (CAPACITY + 8))), SUM, "_sum_tree"),
+    "float64 state into float32": (lambda p: make_float64(p), SUM, "dtype=torch.float64"),
+    "wrong field type": (lambda p: edit(p, _alpha="0.7"), META, "_alpha"),
+    "missing field": (lambda p: edit(p, drop="_eps"), META, "_eps"),
+    "tensor written as text (RLG003)": (lambda p: edit(p, _beta="tensor(0.5000)"), META, "RLG003"),
+    "index out of range": (lambda p: edit(p, _max_priority=[1.0, CAPACITY + 3]), META, "_max_priority"),
+    "half a max priority": (lambda p: edit(p, _max_priority=[1.0, None]), META, "_max_priority"),
+    "unknown dtype": (lambda p: edit(p, _dtype="int8"), META, "_dtype"),
+    "NaN leaf": (lambda p: poke(p, SUM, math.nan), SUM, "_sum_tree"),
+    "trees disagree": (lambda p: poke(p, MIN, 0.123), MIN, "different dumps"),
 }
 
 

@@ -61,9 +61,7 @@ priorities = st.integers(0, 6).map(float)
 def scenarios(draw):
     size = draw(sizes)
     index = st.integers(0, size - 1)
-    batches = draw(
-        st.lists(st.lists(st.tuples(index, priorities), min_size=1, max_size=40), min_size=1, max_size=6)
-    )
+    batches = draw(st.lists(st.lists(st.tuples(index, priorities), min_size=1, max_size=40), min_size=1, max_size=6))
     bounds = st.integers(-3, size + 3)
     queries = draw(st.lists(st.tuples(bounds, bounds), min_size=1, max_size=10))
     masses = draw(st.lists(st.integers(0, 7 * size).map(float), min_size=1, max_size=20))
