@@ -22,6 +22,9 @@ class Binding:
     value: Optional[cst.BaseExpression] = None  # the assigned expression, when simple
     annotation: Optional[cst.BaseExpression] = None  # a parameter's or variable's annotation
     opaque: bool = False  # bound by something we do not model (loop target, unpacking, ...)
+    # The binding this one replaced in the same scope: what the name meant while ``value`` was
+    # evaluated (``x = x.mean()`` reads the previous ``x``).
+    previous: Optional["Binding"] = None
 
 
 @dataclass
@@ -176,7 +179,8 @@ class FileContext:
     def bind(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], annotation=None) -> None:
         """Record an assignment target: names in the current scope, ``self.x`` in class facts."""
         if isinstance(target, cst.Name):
-            self.scopes[-1].bindings[target.value] = Binding(value=value, annotation=annotation)
+            bindings = self.scopes[-1].bindings
+            bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self.bind_opaque(element.value)

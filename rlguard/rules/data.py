@@ -218,3 +218,17 @@ def is_torchrl_transform(qualname: str) -> bool:
 # JSON encoders: (module, functions that serialise, keyword that makes tensors safe).
 JSON_MODULES = ("json", "orjson", "ujson", "simplejson")
 JSON_DUMP_FUNCTIONS = frozenset({"dump", "dumps"})
+# Each encoder's signature, checked against json (stdlib), simplejson 4.3, ujson 6.1 and orjson 3.13:
+# qualified name -> (leading positional parameters: the payload, then ``fp`` for dump; positional
+# indexes at which ``default``/``cls`` may be passed). None of them encodes a tensor by itself.
+JSON_ENCODERS: dict[str, tuple[int, tuple[int, ...]]] = {
+    "json.dumps": (1, ()),  # obj, *, ..., cls, ..., default
+    "json.dump": (2, ()),  # obj, fp, *, ...
+    "simplejson.dumps": (1, (5, 9)),  # obj, skipkeys, ensure_ascii, check_circular, allow_nan, cls, ..., default
+    "simplejson.dump": (2, (6, 10)),
+    "ujson.dumps": (1, (8,)),  # obj, ensure_ascii, ..., reject_bytes, default, separators
+    "ujson.dump": (2, ()),  # obj, fp, **kwargs
+    "orjson.dumps": (1, (1,)),  # obj, /, default, option
+}
+# Keywords that give the encoder a way to encode other types (tensors included).
+JSON_ENCODER_KEYWORDS = ("default", "cls")

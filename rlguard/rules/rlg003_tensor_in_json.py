@@ -1,0 +1,378 @@
+"""RLG003 tensor-in-json: ``json.dump(s)`` of a payload holding torch tensors raises TypeError."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+import libcst as cst
+
+from rlguard.engine.findings import Edit, Fix, Requirement
+from rlguard.engine.index import ProjectIndex
+from rlguard.rules.base import Example, Rule
+from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
+from rlguard.rules.matchers import (
+    Leaf,
+    condition_holds,
+    has_star_kwargs,
+    is_none,
+    keyword,
+    loaded_names,
+    positional,
+    tensor_leaves,
+)
+
+_SHOWN_PARTS = 3  # parts named in a message before "and N more"
+_PART_CHARS = 48  # longer parts are shortened in messages
+
+_CONVERT = "convert with `.tolist()` (a 0-d tensor gives a Python number, others a nested list)"
+_SAVE = "save tensors with `torch.save` and keep JSON for plain values"
+
+
+@dataclass
+class _Dump:
+    """A JSON encoder call whose payload holds tensor-valued parts, judged when the module ends."""
+
+    call: cst.Call
+    encoder: str  # qualified name, e.g. ``json.dumps``
+    leaves: list[Leaf]
+    dominated: list[bool]  # per leaf: every binding followed certainly ran before the call
+    scope: cst.CSTNode  # the innermost scope around the call
+
+
+class TensorInJson(Rule):
+    code = "RLG003"
+    name = "tensor-in-json"
+    summary = "Serialises torch tensors with json (or orjson, ujson, simplejson), which raises TypeError"
+    why = (
+        "JSON encoders do not know torch tensors: `json.dumps({\"loss\": loss})` raises "
+        "`TypeError: Object of type Tensor is not JSON serializable`. In training code this usually "
+        "happens at the end of an epoch or a run, when metrics or a config are written out, so the "
+        "crash loses the results it was meant to save. `orjson`, `ujson` and `simplejson` fail the same way.\n\n"
+        "A part of the payload is tensor-valued when it is a `torch.*` factory or math op "
+        "(`torch.tensor`, `torch.stack`, `torch.exp`, ...), a tensor method that returns a tensor "
+        "(`sum`, `mean`, `max`, `detach`, `cpu`, `clone`, `to`, ...) on a tensor, `model.parameters()` "
+        "or a `state_dict()`, `self.attr` when the class assigns `attr` a tensor, or a name bound to "
+        "one of these or to a dict, list, tuple or comprehension holding one. `.item()`, `.tolist()`, "
+        "`.numel()`, `.dim()`, `.shape`, `.size()`, `float(t)`, `int(t)` and torch calls that return "
+        "plain values (`torch.cuda.is_available()`, `torch.cuda.device_count()`) are not tensors. "
+        "A call with `default=` or `cls=` (or `**kwargs`, which may carry them) is not reported."
+    )
+    fix_doc = (
+        "Safe, where every tensor-valued part of the payload is visible in the same scope: inside the "
+        "dict or list literal of the call, or of a name bound to one earlier in the same block or an "
+        "enclosing one. Each part gets `.tolist()`: a 0-d tensor becomes a Python number and any other "
+        "tensor a nested list, which every encoder accepts. The original call always raised "
+        "`TypeError`, so no working behaviour changes.\n\n"
+        "When the payload is a name bound to a literal that the code also uses elsewhere (it is "
+        "logged, returned, mutated), those uses would see lists instead of tensors: the fix is then "
+        "unsafe (`--unsafe-fixes`).\n\n"
+        "No fix for `parameters()` and `state_dict()` payloads (save them with `torch.save`), for "
+        "tuples of tensors (`torch.sort`, `x.chunk(2)`), for `self.attr` (assigned in another method), "
+        "for sets and generators (JSON cannot encode them anyway), and for names bound conditionally "
+        "or in another scope."
+    )
+    # Every encoder's module name contains "json". A tensor-valued part needs torch, a bulk method, or
+    # ``self.attr`` (which a base class in another file may have assigned a tensor).
+    tokens = (("json",), ("torch", "parameters", "state_dict", "buffers", "self"))
+    valid = (
+        Example(
+            "import json\n\nimport torch\n\n\ndef save_metrics(path, rewards, losses):\n"
+            "    metrics = {\n"
+            "        \"reward\": torch.stack(rewards).mean().item(),\n"
+            "        \"loss\": torch.stack(losses).mean().item(),\n"
+            "        \"frames\": len(rewards),\n"
+            "    }\n"
+            "    with open(path, \"w\") as f:\n"
+            "        json.dump(metrics, f)\n",
+            note="`.item()` and `.tolist()` give plain Python values.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\nx = torch.randn(8, 3)\n"
+            "info = {\n"
+            "    \"cuda\": torch.cuda.is_available(),\n"
+            "    \"gpus\": torch.cuda.device_count(),\n"
+            "    \"shape\": list(x.shape),\n"
+            "    \"numel\": x.numel(),\n"
+            "    \"mean\": float(x.mean()),\n"
+            "}\n"
+            "print(json.dumps(info, indent=2))\n",
+            note="torch calls and tensor methods that return plain values.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\nstats = {\"returns\": torch.zeros(10)}\n"
+            "text = json.dumps(stats, default=lambda t: t.tolist())\n",
+            note="A `default=` (or `cls=`) encoder handles the tensors.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\n"
+            "optimizer = torch.optim.Adam(params, lr=3e-4)\n"
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=100)\n"
+            "json.dumps(scheduler.state_dict())\n",
+            note="A learning-rate scheduler's `state_dict()` holds plain numbers.",
+        ),
+        Example(
+            "import json\n\nimport torch\nfrom torchrl.trainers import TrainerHookBase\n\n\n"
+            "class EpisodeCounter(TrainerHookBase):\n"
+            "    def __init__(self):\n"
+            "        self.episodes = 0\n\n"
+            "    def state_dict(self):\n"
+            "        return {\"episodes\": self.episodes}\n\n"
+            "    def dump(self, path):\n"
+            "        with open(path, \"w\") as f:\n"
+            "            json.dump(self.state_dict(), f)\n",
+            note="A class's own `state_dict()` method is not torch's.",
+        ),
+    )
+    invalid = (
+        Example(
+            "import json\n\nimport torch\n\n\ndef save_metrics(path, rewards, losses):\n"
+            "    metrics = {\n"
+            "        \"reward\": torch.stack(rewards).mean(),\n"
+            "        \"loss\": torch.stack(losses).mean(),\n"
+            "        \"frames\": len(rewards),\n"
+            "    }\n"
+            "    with open(path, \"w\") as f:\n"
+            "        json.dump(metrics, f)\n",
+            fixed="import json\n\nimport torch\n\n\ndef save_metrics(path, rewards, losses):\n"
+            "    metrics = {\n"
+            "        \"reward\": torch.stack(rewards).mean().tolist(),\n"
+            "        \"loss\": torch.stack(losses).mean().tolist(),\n"
+            "        \"frames\": len(rewards),\n"
+            "    }\n"
+            "    with open(path, \"w\") as f:\n"
+            "        json.dump(metrics, f)\n",
+            message="`torch.stack(rewards).mean()` (in `metrics`)",
+        ),
+        Example(
+            "import json as js\n\nimport torch\n\nreturns = torch.cumsum(torch.ones(5), dim=0)\n"
+            "print(js.dumps({\"returns\": returns, \"best\": returns.max()}))\n",
+            fixed="import json as js\n\nimport torch\n\nreturns = torch.cumsum(torch.ones(5), dim=0)\n"
+            "print(js.dumps({\"returns\": returns.tolist(), \"best\": returns.max().tolist()}))\n",
+            note="Any alias of the module; names bound to tensors are converted where the payload uses them.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\npolicy = torch.nn.Linear(4, 2)\n"
+            "with open(\"policy.json\", \"w\") as f:\n"
+            "    json.dump(policy.state_dict(), f)\n",
+            message="torch.save",
+            note="No fix: a `state_dict()` belongs in `torch.save`.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\n\nclass RewardTracker:\n"
+            "    def save(self, path):\n"
+            "        with open(path, \"w\") as f:\n"
+            "            json.dump({\"total\": self.total}, f)\n\n"
+            "    def reset(self):\n"
+            "        self.total = torch.zeros(())\n",
+            message="`self.total`",
+            note="`self.total` is a tensor because the class assigns it one, here after the dump.",
+        ),
+        Example(
+            "import orjson\nimport torch\n\nlogits = torch.randn(4, 6)\n"
+            "payload = orjson.dumps({\"action\": torch.argmax(logits, dim=-1)})\n",
+            fixed="import orjson\nimport torch\n\nlogits = torch.randn(4, 6)\n"
+            "payload = orjson.dumps({\"action\": torch.argmax(logits, dim=-1).tolist()})\n",
+            note="orjson, ujson and simplejson cannot encode tensors either.",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._module: Optional[cst.Module] = None
+        self._blocks: tuple[int, ...] = ()  # ids of the statement blocks around the walk
+        self._bound_in: dict[int, tuple[int, ...]] = {}  # id(assigned value) -> blocks around its assignment
+        self._dumps: list[_Dump] = []
+
+    # ----- where assignments sit: a binding in the call's block or an enclosing one ran before it -----
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks += (id(node),)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks = self._blocks[:-1]
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._blocks += (id(node),)
+
+    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._blocks = self._blocks[:-1]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._bound_in[id(node.value)] = self._blocks
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bound_in[id(node.value)] = self._blocks
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bound_in[id(node.value)] = self._blocks
+
+    # ----- the encoder calls -----
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value not in JSON_DUMP_FUNCTIONS:
+                return
+        elif not (isinstance(func, cst.Name) and func.value in self.ctx.imports.names):
+            return
+        encoder = self.ctx.callee(node)
+        spec = JSON_ENCODERS.get(encoder) if encoder is not None else None
+        if spec is None:
+            return
+        payload = _payload(node, spec)
+        if payload is None:
+            return
+        leaves = _unique(tensor_leaves(payload, self.ctx, deferred=True))
+        if not leaves:
+            return
+        dominated = [all(self._dominates(binding) for binding in leaf.bindings) for leaf in leaves]
+        scope = self.ctx.scopes[-1].node or self._module
+        assert encoder is not None and scope is not None
+        self._dumps.append(_Dump(node, encoder, leaves, dominated, scope))
+
+    def _dominates(self, binding) -> bool:
+        """The binding's assignment sits in the current block or one enclosing it (so it ran first)."""
+        if binding.value is None:
+            return True  # a parameter
+        blocks = self._bound_in.get(id(binding.value))
+        return blocks is not None and self._blocks[: len(blocks)] == blocks
+
+    def leave_Module(self, node: cst.Module) -> None:
+        # Reported at the end: whether a container name is used elsewhere needs the whole scope.
+        expected = {id(name) for dump in self._dumps for leaf in dump.leaves for name in leaf.via}
+        for dump in self._dumps:
+            self._judge(dump, expected)
+
+    def _judge(self, dump: _Dump, expected: set[int]) -> None:
+        certain = [leaf for leaf in dump.leaves if leaf.certain]
+        head = f"`{dump.encoder}` cannot encode torch tensors, so this call raises TypeError: "
+        if not certain:
+            # Every part depends on facts about classes: the complete index decides.
+            requires: list[Requirement] = []
+            for leaf in dump.leaves:
+                description, advice = _describe([leaf]), _advice([leaf])
+                requires.extend(("leaf", description, advice, *condition) for condition in sorted(leaf.when))
+            self.report(dump.call, head + "{leaf}; {advice}", requires=tuple(requires))
+            return
+        message = head + f"{_describe(certain)}; {_advice(certain)}"
+        self.report(dump.call, message, fix=self._fix(dump, expected))
+
+    def _fix(self, dump: _Dump, expected: set[int]) -> Optional[Fix]:
+        fixable = all(
+            leaf.certain and leaf.kind == "tensor" and leaf.local and leaf.encodable and dominated
+            for leaf, dominated in zip(dump.leaves, dump.dominated)
+        )
+        if not fixable:
+            return None
+        edits = tuple(Edit(leaf.node, _tolist(leaf.node)) for leaf in dump.leaves)
+        parts = ", ".join(f"`{_code(leaf.node)}`" for leaf in dump.leaves[:_SHOWN_PARTS])
+        more = f" and {len(dump.leaves) - _SHOWN_PARTS} more" if len(dump.leaves) > _SHOWN_PARTS else ""
+        description = f"Convert {parts}{more} with `.tolist()`"
+        shared = self._used_elsewhere(dump, expected)
+        if shared:
+            names = ", ".join(f"`{name}`" for name in shared)
+            return Fix("unsafe", f"{description}; {names} is also used elsewhere, and those uses will see "
+                                 "lists instead of tensors", edits)
+        return Fix("safe", description, edits)
+
+    def _used_elsewhere(self, dump: _Dump, expected: set[int]) -> list[str]:
+        """Container names the fix converts inside that the scope also reads for something else."""
+        names = sorted({name.value for leaf in dump.leaves for name in leaf.via})
+        if not names:
+            return []
+        loads = loaded_names(dump.scope, frozenset(names))
+        return sorted({name.value for name in loads if id(name) not in expected})
+
+    @classmethod
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
+                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+        kind, description, advice, *condition = requirement
+        if kind != "leaf":
+            return super().resolve(requirement, index, path, options)
+        return {"leaf": description, "advice": advice} if condition_holds(tuple(condition), index, path) else None
+
+
+def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> Optional[cst.BaseExpression]:
+    """The encoded object, or None when the call may carry its own encoder for tensors."""
+    _, escapes = spec
+    if has_star_kwargs(call) or any(arg.star == "*" for arg in call.args):
+        return None  # the unpacked arguments may hold default= or cls=
+    if any(arg.keyword is not None and arg.keyword.value in JSON_ENCODER_KEYWORDS and not is_none(arg.value)
+           for arg in call.args):
+        return None
+    args = positional(call)
+    if any(index < len(args) and not is_none(args[index].value) for index in escapes):
+        return None
+    if args:
+        return args[0].value
+    named = keyword(call, "obj")
+    return named.value if named is not None else None
+
+
+def _unique(leaves: list[Leaf]) -> list[Leaf]:
+    """One leaf per node: a container reached twice (``[m, m]``) has its parts once."""
+    seen: set[int] = set()
+    unique = []
+    for leaf in leaves:
+        if id(leaf.node) not in seen:
+            seen.add(id(leaf.node))
+            unique.append(leaf)
+    return unique
+
+
+_EMPTY_MODULE = cst.Module([])
+
+
+def _code(node: cst.CSTNode) -> str:
+    text = " ".join(_EMPTY_MODULE.code_for_node(node).split())
+    return text if len(text) <= _PART_CHARS else text[: _PART_CHARS - 3] + "..."
+
+
+def _part(leaf: Leaf) -> str:
+    where = f" (in `{leaf.via[-1].value}`)" if leaf.via else ""
+    return f"`{_code(leaf.node)}`{where}"
+
+
+def _describe(leaves: list[Leaf]) -> str:
+    """``a`` and ``b`` are tensors; ``model.state_dict()`` holds a model's tensors."""
+    groups = (
+        ("tensor", "is a tensor", "are tensors"),
+        ("tensors", "is a tuple of tensors", "are tuples of tensors"),
+        ("bulk", "holds a model's tensors", "hold a model's tensors"),
+    )
+    sentences = []
+    for kind, one, many in groups:
+        parts = [_part(leaf) for leaf in leaves if leaf.kind == kind]
+        if not parts:
+            continue
+        shown = parts[:_SHOWN_PARTS]
+        if len(parts) > _SHOWN_PARTS:
+            listed = ", ".join(shown) + f" and {len(parts) - _SHOWN_PARTS} more"
+        elif len(shown) > 1:
+            listed = ", ".join(shown[:-1]) + f" and {shown[-1]}"
+        else:
+            listed = shown[0]
+        sentences.append(f"{listed} {one if len(parts) == 1 else many}")
+    return "; ".join(sentences)
+
+
+def _advice(leaves: list[Leaf]) -> str:
+    if all(leaf.kind == "bulk" for leaf in leaves):
+        return _SAVE
+    if any(leaf.kind == "bulk" for leaf in leaves):
+        return f"{_CONVERT}, and {_SAVE}"
+    return _CONVERT
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def _tolist(node: cst.BaseExpression) -> cst.Call:
+    """``node.tolist()``, parenthesising an operation so the call applies to all of it."""
+    value = node
+    if not isinstance(node, _ATOMS) and not node.lpar:
+        value = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("tolist")))
