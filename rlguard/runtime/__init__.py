@@ -26,7 +26,19 @@ _LAZY = {
     "TrainingGuard": "guard",
 }
 
-__all__ = ["RLGuardError", "RLGuardWarning", "install", "installed", "uninstall", "uncopyable", *_LAZY]
+__all__ = [
+    "Collector",
+    "PrioritizedSampler",
+    "RLGuardError",
+    "RLGuardWarning",
+    "TensorDictReplayBuffer",
+    "TrainingGuard",
+    "install",
+    "installed",
+    "set_recurrent_mode",
+    "uncopyable",
+    "uninstall",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from rlguard.runtime._patch import Patch, PatchSet
 from rlguard.runtime.errors import RLGuardError
@@ -101,7 +101,13 @@ def installed(
 
 
 def _chosen(collectors: bool, recurrent: bool, samplers: bool, buffers: bool, training: bool) -> frozenset[str]:
-    flags = dict(collectors=collectors, recurrent=recurrent, samplers=samplers, buffers=buffers, training=training)
+    flags = {
+        "collectors": collectors,
+        "recurrent": recurrent,
+        "samplers": samplers,
+        "buffers": buffers,
+        "training": training,
+    }
     chosen = [name for name, on in flags.items() if on]
     for name in chosen:
         _check_version(name)

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from torchrl.objectives import DDPGLoss, LossModule
 
 from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError, warn_once
-from rlguard.runtime.marker import find_marked, find_uncopyable, remedies, user_stacklevel, whole
+from rlguard.runtime.marker import (
+    find_marked,
+    find_uncopyable,
+    remedies,
+    user_stacklevel,
+    whole,
+)
 
 # Loss whose constructor deep-copies networks, the arguments it copies, and the message's reason.
 _COPYING_LOSSES: tuple[tuple[type[LossModule], tuple[str, ...], str], ...] = (

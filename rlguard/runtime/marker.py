@@ -12,8 +12,9 @@ from __future__ import annotations
 import copy
 import inspect
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, TypeVar
+from typing import Any, TypeVar
 
 MARKER = "__rlguard_uncopyable__"
 _MAX_DEPTH = 8
@@ -128,7 +129,8 @@ def _copy_error(obj: Any) -> Exception | None:
 
 
 def _is_module(obj: Any) -> bool:
-    from torch import nn  # not at import: this module must stay importable without torch
+    # imported here, not at the top: this module must stay importable without torch
+    from torch import nn
 
     return isinstance(obj, nn.Module)
 

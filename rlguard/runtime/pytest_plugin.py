@@ -10,8 +10,8 @@ is imported only when one of the three is used.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import ModuleType
-from typing import Iterator
 
 import pytest
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
-from typing import Any, Callable, Literal, TypeVar, Union
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from torch.utils._contextlib import _DecoratorContextManager
 from torchrl.modules import GRUModule, LSTMModule
@@ -26,7 +27,7 @@ from torchrl.modules import GRUModule, LSTMModule
 from rlguard.runtime._patch import Patch
 
 F = TypeVar("F", bound=Callable[..., Any])
-Mode = Union[bool, Literal["recurrent", "sequential"], None]
+Mode = bool | Literal["recurrent", "sequential"] | None
 
 _BACKPORT_MODE: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
     "rlguard_recurrent_mode", default=None
@@ -80,7 +81,9 @@ class _BackportSetRecurrentMode(_DecoratorContextManager):
 
 try:
     from torchrl.modules import set_recurrent_mode
-    from torchrl.modules.tensordict_module.rnn import recurrent_mode_state_manager as _state
+    from torchrl.modules.tensordict_module.rnn import (
+        recurrent_mode_state_manager as _state,
+    )
 except ImportError:  # torchrl < 0.7
     set_recurrent_mode = _BackportSetRecurrentMode
     _state = None

@@ -12,14 +12,22 @@ import torch
 import torchrl.collectors
 from rlguard_runtime_helpers import OBS, LockedNet, only, policy
 from tensordict import TensorDict
-from tensordict.nn import TensorDictModule
+from tensordict.nn import NormalParamExtractor, TensorDictModule
 from torch import nn
-from tensordict.nn import NormalParamExtractor
 from torchrl.modules import ProbabilisticActor, QValueActor, TanhNormal, ValueOperator
 from torchrl.objectives import ClipPPOLoss, DDPGLoss, DQNLoss
-from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv, DiscreteActionVecMockEnv
+from torchrl.testing.mocking_classes import (
+    ContinuousActionVecMockEnv,
+    DiscreteActionVecMockEnv,
+)
 
-from rlguard.runtime import Collector, RLGuardError, RLGuardWarning, installed, uncopyable
+from rlguard.runtime import (
+    Collector,
+    RLGuardError,
+    RLGuardWarning,
+    installed,
+    uncopyable,
+)
 
 FRAMES = 8
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # torchrl 0.15 transform notice

@@ -7,8 +7,8 @@ import random
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import torchrl
@@ -18,7 +18,6 @@ from rlguard_runtime_helpers import changed, only, snapshot
 from torchrl.objectives import LossModule
 
 from rlguard.runtime import RLGuardError, install, installed, recurrent, uninstall
-
 
 HERE = Path(__file__).parent
 # install() itself may warn (e.g. the segment-tree fallback); these tests are about patching.
@@ -49,9 +48,9 @@ first = "torch" in sys.modules
 import rlguard.runtime
 no_torch = "torch" not in sys.modules
 from rlguard_runtime_helpers import changed, snapshot
-import torchrl.collectors, torchrl.modules, torchrl.objectives
+import torchrl.collectors, torchrl.data, torchrl.modules, torchrl.objectives, torchrl.trainers
 before = snapshot()
-from rlguard.runtime import Collector, set_recurrent_mode, uncopyable, RLGuardError
+names = [getattr(rlguard.runtime, name) for name in rlguard.runtime.__all__]
 print(json.dumps({"no_torch": no_torch and not first, "changed": len(changed(before, snapshot()))}))
 """
     out = subprocess.run([sys.executable, "-c", script, str(HERE)], capture_output=True, text=True, check=True)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import torch
