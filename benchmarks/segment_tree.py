@@ -136,15 +136,20 @@ def make_batch(capacity: int, size: int, generator: torch.Generator, as_lists: b
     return tuple(part.tolist() for part in batch) if as_lists else batch
 
 
-def time_step(step: Callable[[Any], Any], batches: list[Any]) -> float:
-    """Median milliseconds of ``step`` over fresh batches (random indices: no warm cache lines)."""
-    step(batches[0])
-    times = []
-    for batch in batches[1:]:
-        start = time.perf_counter()
-        step(batch)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+def time_interleaved(steps: dict[str, tuple[Callable[[Any], Any], list[Any]]]) -> dict[str, float]:
+    """Median milliseconds per step, one batch of each implementation in turn.
+
+    Fresh random batches mean no warm cache lines; taking turns spreads any load from other
+    processes over every implementation alike, so the ratios stay fair on a busy machine.
+    """
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for round_ in range(max(len(batches) for _, batches in steps.values())):
+        for name, (step, batches) in steps.items():
+            if round_ < len(batches):
+                start = time.perf_counter()
+                step(batches[round_])
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(taken[1:]) * 1e3 for name, taken in times.items()}  # round 0 warms up
 
 
 def main() -> None:
@@ -169,10 +174,15 @@ def main() -> None:
     if compiled is not None:
         implementations["torchrl compiled"] = (tensor_tree_steps(*compiled, args.capacity), args.repeats, False)
 
-    results = {}
-    for name, ((update, sample), repeats, as_lists) in implementations.items():
-        batches = [make_batch(args.capacity, args.batch, generator, as_lists) for _ in range(repeats + 1)]
-        results[name] = {"update_ms": time_step(update, batches), "sample_ms": time_step(sample, batches)}
+    batches = {
+        name: [make_batch(args.capacity, args.batch, generator, as_lists) for _ in range(repeats + 1)]
+        for name, (_, repeats, as_lists) in implementations.items()
+    }
+    timings = {
+        op: time_interleaved({name: (steps[i], batches[name]) for name, (steps, _, _) in implementations.items()})
+        for i, op in enumerate(("update", "sample"))
+    }
+    results = {name: {f"{op}_ms": timings[op][name] for op in timings} for name in implementations}
 
     ours = results["rlguard (pure PyTorch)"]
     ratios = {

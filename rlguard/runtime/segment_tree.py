@@ -23,8 +23,6 @@ import numpy as np
 import torch
 
 FANOUT = 32
-# A prefix-sum search starts with one cumulative sum over the first level this short.
-SCAN_TOP = 4096
 
 DeviceLike = torch.device | str | int | None
 
@@ -247,39 +245,25 @@ class SumSegmentTree(SegmentTree):
         past_total = mass > self._levels[-1]
         # Asking for at least the smallest positive mass skips zero-valued leaves.
         finfo = torch.finfo(self._dtype)
-        remaining = mass.clamp_min(finfo.smallest_normal * finfo.eps)
-        start = next(k for k, level in enumerate(self._levels) if level.numel() <= SCAN_TOP)
-        node, remaining = self._scan_level(self._levels[start], remaining)
-        for level in reversed(self._levels[:start]):
-            node, remaining = self._scan_blocks(level, node, remaining)
-        return torch.where(past_total, self._size, node)
-
-    @staticmethod
-    def _scan_level(level: torch.Tensor, remaining: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Search a whole (short) level at once; float64 keeps its long prefix sums exact enough."""
-        # A leading 0, the mass before node 0: the search returns node + 1, and
-        # ``cumulative[node]`` is the mass before the node.
-        cumulative = torch.nn.functional.pad(level.double().cumsum(0), (1, 0))
-        # Rounding can leave the mass just above the total: cap it, so the search ends on the
-        # last node that adds anything, never on a zero node after it.
-        wanted = torch.minimum(remaining.double(), cumulative[-1])
-        node = torch.searchsorted(cumulative, wanted).sub_(1).clamp_(0, level.numel() - 1)
-        return node, (wanted - cumulative[node]).to(remaining.dtype)
-
-    @staticmethod
-    def _scan_blocks(
-        level: torch.Tensor, parent: torch.Tensor, remaining: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One level down: each search continues in the block of its parent's children."""
-        cumulative = torch.zeros((parent.numel(), FANOUT + 1), dtype=level.dtype, device=level.device)
+        remaining = mass.clamp_min(finfo.smallest_normal * finfo.eps).unsqueeze(-1)
+        node = torch.zeros(mass.shape, dtype=torch.long, device=self.device)
+        # Column 0 stays 0, the mass before a block: counting the prefix sums below the
+        # remaining mass then gives child + 1, and ``cumulative[child]`` is the mass before it.
+        cumulative = torch.zeros((mass.numel(), FANOUT + 1), dtype=self._dtype, device=self.device)
         inclusive = cumulative[:, 1:]
-        torch.index_select(level.view(-1, FANOUT), 0, parent, out=inclusive)
-        inclusive.cumsum_(-1)
-        wanted = torch.minimum(remaining.unsqueeze(-1), cumulative[:, -1:])
-        # The clamp also keeps NaN priorities from producing an out-of-range node.
-        child = torch.searchsorted(cumulative, wanted).sub_(1).clamp_(0, FANOUT - 1)
-        remaining = (wanted - cumulative.gather(-1, child)).view(-1)
-        return child.view(-1).add_(parent, alpha=FANOUT), remaining
+        for level in reversed(self._levels[:-1]):
+            torch.index_select(level.view(-1, FANOUT), 0, node, out=inclusive)
+            inclusive.cumsum_(-1)
+            # Rounding can leave the remaining mass just above the block's total: cap it, so
+            # the count ends on the last child that adds anything, never a zero one after it.
+            remaining = torch.minimum(remaining, cumulative[:, -1:])
+            # A comparison, not torch.searchsorted: that one wakes every intra-op thread for a
+            # few hundred values, which costs milliseconds on a busy machine. The clamp keeps
+            # NaN priorities from producing an out-of-range node.
+            child = (cumulative < remaining).sum(-1, keepdim=True).sub_(1).clamp_(0, FANOUT - 1)
+            remaining = remaining - cumulative.gather(-1, child)
+            node = child.view(-1).add_(node, alpha=FANOUT)
+        return torch.where(past_total, self._size, node)
 
 
 class MinSegmentTree(SegmentTree):

@@ -17,7 +17,13 @@ import torch
 import torchrl
 from rlguard_runtime_helpers import only
 from tensordict import TensorDict
-from torchrl.data import LazyTensorStorage, PrioritizedReplayBuffer, TensorDictPrioritizedReplayBuffer
+from torchrl.data import (
+    LazyTensorStorage,
+    PrioritizedReplayBuffer,
+    TensorDictPrioritizedReplayBuffer,
+    TensorDictReplayBuffer,
+)
+from torchrl.data.replay_buffers.samplers import PrioritizedSliceSampler
 from torchrl.data.replay_buffers.samplers import prioritized as torchrl_prioritized
 
 from rlguard.runtime import RLGuardError, RLGuardWarning, installed
@@ -210,6 +216,39 @@ def test_stock_tensordict_prioritized_buffer_end_to_end(patched: PatchSet) -> No
     later = buffer.sample()
     assert (later["index"] == hot).float().mean() > 0.9
     assert torch.isfinite(later["priority_weight"]).all()
+
+
+def test_stock_prioritized_slice_sampler_runs_on_the_trees(patched: PatchSet) -> None:
+    # It reads and writes the trees with numpy indices, the other half of their interface.
+    sampler = PrioritizedSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
+    buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(40), sampler=sampler, batch_size=8)
+    buffer.extend(TensorDict(obs=torch.arange(40.0), episode=torch.arange(40) // 10, batch_size=[40]))
+    batch = buffer.sample()
+    assert batch["episode"].view(2, 4).unique(dim=1).shape == (2, 1)  # two slices, each in one episode
+    buffer.update_priority(batch["index"], torch.rand(8))
+    assert buffer.sample().batch_size == (8,)
+
+
+def test_stock_buffer_checkpoint_round_trips_twice(tmp_path: Path, patched: PatchSet) -> None:
+    def buffer() -> TensorDictPrioritizedReplayBuffer:
+        return TensorDictPrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(20), batch_size=6)
+
+    def seeded_sample(replay: TensorDictPrioritizedReplayBuffer) -> TensorDict:
+        replay.set_rng(torch.Generator().manual_seed(1))
+        return replay.sample()
+
+    original = buffer()
+    original.extend(TensorDict(obs=torch.arange(12.0), batch_size=[12]))
+    batch = original.sample()
+    batch["td_error"] = torch.rand(6)
+    original.update_tensordict_priority(batch)
+    original.dumps(tmp_path)
+    restored = buffer()
+    restored.loads(tmp_path)
+    restored.loads(tmp_path)
+    expected, got = seeded_sample(original), seeded_sample(restored)
+    assert torch.equal(got["index"], expected["index"])
+    assert torch.equal(got["priority_weight"], expected["priority_weight"])
 
 
 @pytest.mark.filterwarnings("ignore::rlguard.runtime.RLGuardWarning")

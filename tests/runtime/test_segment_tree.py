@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -11,7 +10,6 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlguard.runtime import segment_tree
 from rlguard.runtime.segment_tree import (
     FANOUT,
     MinSegmentTreeFp32,
@@ -69,10 +67,8 @@ def scenarios(draw):
 
 
 @settings(max_examples=60, deadline=None)
-# SCAN_TOP 1 makes every search descend block by block from the root; the default searches
-# short trees in one pass.
-@given(scenarios(), st.sampled_from(SUM_TREES), st.sampled_from([1, segment_tree.SCAN_TOP]))
-def test_sum_tree_matches_reference(scenario, tree_class, scan_top) -> None:
+@given(scenarios(), st.sampled_from(SUM_TREES))
+def test_sum_tree_matches_reference(scenario, tree_class) -> None:
     size, batches, queries, masses = scenario
     tree, reference = tree_class(size), Reference(size, 0.0)
     for batch in batches:
@@ -85,8 +81,7 @@ def test_sum_tree_matches_reference(scenario, tree_class, scan_top) -> None:
         expected = reference.total(start, end, sum)
         assert tree.query(start, end) == expected
         assert tree.query(torch.tensor([start]), torch.tensor([end])).tolist() == [expected]
-    with mock.patch.object(segment_tree, "SCAN_TOP", scan_top):
-        found = tree.scan_lower_bound(torch.tensor(masses))
+    found = tree.scan_lower_bound(torch.tensor(masses))
     assert found.tolist() == [reference.lower_bound(mass) for mass in masses]
 
 
@@ -155,27 +150,23 @@ def test_mismatched_value_count_is_rejected() -> None:
         SumSegmentTreeFp32(4)[torch.tensor([0, 1])] = torch.tensor([1.0, 2.0, 3.0])
 
 
-@pytest.mark.parametrize("scan_top", [1, segment_tree.SCAN_TOP])
-def test_scan_skips_zero_leaves(scan_top: int) -> None:
+def test_scan_skips_zero_leaves() -> None:
     # torchrl's tree returns leaf 0 for mass 0 even when that leaf has no probability.
     tree = SumSegmentTreeFp32(100)
     tree[torch.tensor([40, 41, 97])] = torch.tensor([0.0, 2.5, 1.0])
     masses = torch.cat([torch.zeros(1), torch.rand(1000) * tree.query(0, 100), torch.tensor([3.5])])
-    with mock.patch.object(segment_tree, "SCAN_TOP", scan_top):
-        leaves = tree[tree.scan_lower_bound(masses)]
+    leaves = tree[tree.scan_lower_bound(masses)]
     assert (leaves > 0).all()
 
 
-@pytest.mark.parametrize("scan_top", [1, segment_tree.SCAN_TOP])
-def test_rounding_never_lands_on_a_zero_leaf(scan_top: int) -> None:
+def test_rounding_never_lands_on_a_zero_leaf() -> None:
     # Masses at the very top of float32 sums of many unequal leaves.
     torch.manual_seed(0)
     tree = SumSegmentTreeFp32(5000)
     tree[torch.arange(0, 5000, 3)] = torch.rand(1667) * 1e3 + 1e-3
     total = tree.query(0, 5000)
     masses = torch.full((200,), total) - torch.rand(200) * 1e-3
-    with mock.patch.object(segment_tree, "SCAN_TOP", scan_top):
-        assert (tree[tree.scan_lower_bound(masses)] > 0).all()
+    assert (tree[tree.scan_lower_bound(masses)] > 0).all()
 
 
 @pytest.mark.parametrize("tree_class", SUM_TREES + MIN_TREES)
