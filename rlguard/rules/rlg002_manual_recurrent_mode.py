@@ -93,22 +93,26 @@ class ManualRecurrentMode(Rule):
         "`set_recurrent_mode(False)` statements close it. Comments and blank lines stay: those of the "
         "removed `False` call move to the next statement. No fix is offered when nothing that calls "
         "anything would be wrapped (for instance `m.set_recurrent_mode(True)` then `return m`): the "
-        "intent is then a recurrent module, which `default_recurrent_mode=True` expresses.\n\n"
+        "intent is then a recurrent module, which `default_recurrent_mode=True` expresses; nor when "
+        "the wrapped statements `yield`: the mode would stay on in the generator's consumer while it "
+        "is suspended.\n\n"
         "**Value form, unsafe.** `x = m.set_recurrent_mode(True)` or `Seq(a, m.set_recurrent_mode(True), b)`: "
         "the old method returned a recurrent copy of `m` sharing its weights. The call is replaced by "
         "`m` itself. Where the value (the name it is bound to, possibly through `Seq`, "
         "`TensorDictSequential`, `ProbabilisticActor` and the other policy wrappers) is then only "
         "called in simple statements of the same block, those statements are wrapped in `with "
         "set_recurrent_mode(True):`; a value that only flows into a torchrl loss (`DQNLoss(policy)`) "
-        "needs no wrap, since torchrl >= 0.8 losses run recurrent mode by themselves. Weight and "
-        "device accessors (`x.parameters()`, `x.state_dict()`, `x.to(...)`, ...) are allowed uses: "
-        "they do not depend on the mode. Any other use (returned, stored on `self`, passed to a "
-        "collector, called inside a loop body or another function) gets no fix. It is unsafe because "
-        "the value is no longer a separate copy: it is the module itself, which runs step by step "
-        "outside the wrapped statements.\n\n"
+        "needs no wrap, since torchrl >= 0.8 losses run recurrent mode by themselves. Calls already "
+        "inside a `with set_recurrent_mode(True):` are not wrapped again. Weight and device accessors "
+        "(`x.parameters()`, `x.state_dict()`, `x.to(...)`, ...) are allowed uses: they do not depend "
+        "on the mode. Any other use (returned, stored on `self`, passed to a collector, printed, "
+        "rebound, called in a nested block such as a loop body, in a lambda or in another function) "
+        "gets no fix. It is unsafe because the value is no longer a separate copy: it is the module "
+        "itself, which runs step by step outside the wrapped statements.\n\n"
         "Both forms import the context manager with `from torchrl.modules import set_recurrent_mode`, "
         "or reuse the name or `torchrl.modules` alias the file already imports; if the file binds "
-        "`set_recurrent_mode` to something else, it is imported as `torchrl_set_recurrent_mode`.\n\n"
+        "`set_recurrent_mode` to something else (or imports it only below a module-level call), it "
+        "is imported as `torchrl_set_recurrent_mode`.\n\n"
         "Anything else (`set_recurrent_mode(False)` on its own, a non-literal mode, `super()` calls, "
         "calls inside expressions) has no fix: the message says how to migrate by hand."
     )
@@ -735,7 +739,9 @@ class _Planner:
                 break
             stop += 1
         region = list(body[start:stop])
-        if not region or not any(isinstance(n, cst.Call) for s in region for n in iter_nodes(s)):
+        inside = [n for s in region for n in iter_nodes(s)]
+        # Nothing to run in recurrent mode, or a generator that would leak the mode to its consumer.
+        if not any(isinstance(n, cst.Call) for n in inside) or any(isinstance(n, cst.Yield) for n in inside):
             for cand in group:
                 cand.howto = HOW_MANUAL
             return
@@ -876,7 +882,7 @@ class _Planner:
                 continue
             if isinstance(parent, cst.Call) and parent.func is use:
                 statement = self._statement_of(parent)
-                if statement is None:
+                if statement is None or any(isinstance(n, cst.Yield) for n in iter_nodes(statement)):
                     return None
                 holder = self._parent(statement)
                 if holder is block and self._position(block, statement) > at:

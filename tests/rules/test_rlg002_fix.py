@@ -306,6 +306,7 @@ def test_fix_is_safe_and_named_in_the_finding():
         "lstm.set_recurrent_mode(False)\nlstm(data)\n",  # False on its own
         "if training: lstm.set_recurrent_mode(True)\n",  # not a statement line of a block
         "lstm.set_recurrent_mode(True); lstm(data)\nlstm(more)\n",  # shares its line
+        "def gen(loader):\n    lstm.set_recurrent_mode(True)\n    for b in loader:\n        yield lstm(b)\n",  # generator
     ],
 )
 def test_statement_forms_without_a_fix(tail):
@@ -463,6 +464,7 @@ def test_calls_already_inside_the_context_manager_are_not_wrapped_twice():
         "def make():\n    return lstm.set_recurrent_mode(True)\n",  # returned
         "class Agent:\n    def __init__(self):\n        self.core = lstm.set_recurrent_mode(True)\n",  # stored
         "out = lstm.set_recurrent_mode(True)(data)\n",  # called at once
+        "def gen(loader):\n    training = lstm.set_recurrent_mode(True)\n    yield training(loader)\n",  # generator
     ],
 )
 def test_value_forms_without_a_fix(tail):
