@@ -175,6 +175,48 @@ TRAINER_HOOKS_BY_VERSION: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = 
 TRAINER_HOOK_BASES = frozenset({"torchrl.trainers.TrainerHookBase", "torchrl.trainers.trainers.TrainerHookBase"})
 TRAINER_HOOK_METHODS = ("state_dict", "load_state_dict", "register")
 TRAINER_CLASSES = frozenset({"torchrl.trainers.Trainer", "torchrl.trainers.trainers.Trainer"})
+# Trainer subclasses torchrl ships (torchrl.trainers.algorithms, 0.14.1): receivers built from them are Trainers.
+TORCHRL_TRAINER_SUBCLASSES = frozenset(
+    {
+        "A2CTrainer", "CQLTrainer", "DDPGTrainer", "DQNTrainer", "GRPOTrainer", "IQLTrainer", "OfflineToOnlineTrainer",
+        "OnPolicyTrainer", "PPOTrainer", "ReinforceTrainer", "SACTrainer", "TD3Trainer",
+    }
+)
+# Methods torchrl calls with the TensorDicts a transform works on, and how many of their first
+# parameters after ``self`` are such TensorDicts (torchrl 0.14.1 Transform; ``_reset`` gets the input
+# and the reset TensorDict, ``_step`` the root and the "next" one). ``_reset_env_preprocess`` is left
+# out: it may receive None.
+TRANSFORM_TENSORDICT_METHODS: dict[str, int] = {
+    "_call": 1, "forward": 1, "_inv_call": 1, "inv": 1, "transform_fake_tensordict": 1,
+    "_reset": 2, "_reset_on_native_autoreset": 2, "_step": 2, "_post_step_mdp_hooks": 2,
+}
+TENSORDICT_ANNOTATIONS = frozenset(
+    {
+        "tensordict.TensorDictBase", "tensordict.base.TensorDictBase", "tensordict.TensorDict",
+        "tensordict._td.TensorDict", "tensordict.tensordict.TensorDict", "tensordict.tensordict.TensorDictBase",
+    }
+)
+# Replay buffers (and datasets built on them) that accept ``transform=`` (torchrl.data, 0.14.1).
+REPLAY_BUFFER_CLASSES = frozenset(
+    {
+        "ReplayBuffer", "TensorDictReplayBuffer", "PrioritizedReplayBuffer", "TensorDictPrioritizedReplayBuffer",
+        "ReplayBufferEnsemble", "RemoteTensorDictReplayBuffer", "RayReplayBuffer", "HERReplayBuffer",
+        "AtariDQNExperienceReplay", "D4RLExperienceReplay", "GenDGRLExperienceReplay", "LeRobotExperienceReplay",
+        "MinariExperienceReplay", "OpenMLExperienceReplay", "OpenXExperienceReplay", "RobosetExperienceReplay",
+        "VD4RLExperienceReplay",
+    }
+)
+
+
+def is_torchrl_trainer(qualname: str) -> bool:
+    """torchrl's Trainer or one of the Trainer subclasses it ships."""
+    module, _, name = qualname.rpartition(".")
+    return qualname in TRAINER_CLASSES or (name in TORCHRL_TRAINER_SUBCLASSES and module.startswith("torchrl.trainers"))
+
+
+def is_replay_buffer(qualname: str) -> bool:
+    module, _, name = qualname.rpartition(".")
+    return name in REPLAY_BUFFER_CLASSES and (module + ".").startswith("torchrl.data.")
 
 
 def trainer_hooks_for(target: tuple[int, ...]) -> tuple[str, ...]:
@@ -206,7 +248,9 @@ TORCHRL_TRANSFORMS = frozenset(
     }
 )
 TRANSFORM_MODULE_PREFIXES = ("torchrl.envs.", "torchrl.envs.transforms.")
-TENSORDICT_CLASSES = frozenset({"tensordict.TensorDict", "tensordict._td.TensorDict", "torchrl.data.TensorDict"})
+TENSORDICT_CLASSES = frozenset(
+    {"tensordict.TensorDict", "tensordict._td.TensorDict", "tensordict.tensordict.TensorDict", "torchrl.data.TensorDict"}
+)
 
 
 def is_torchrl_transform(qualname: str) -> bool:

@@ -1,0 +1,418 @@
+"""RLG005 trainer-hook: a Trainer hook that breaks checkpoints, or a hook destination torchrl rejects."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Mapping, Optional
+
+import libcst as cst
+
+from rlguard.engine.findings import Edit, Fix, Requirement
+from rlguard.engine.index import ClassFacts, ProjectIndex
+from rlguard.rules.base import Example, Rule
+from rlguard.rules.data import (
+    TRAINER_HOOK_BASES,
+    TRAINER_HOOK_METHODS,
+    TRAINER_HOOKS_ORIGINAL,
+    is_torchrl_trainer,
+    trainer_hooks_for,
+)
+from rlguard.rules.matchers import keyword, positional
+
+# Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
+_KNOWN_METHODS: dict[str, frozenset[str]] = {
+    "builtins.object": frozenset(),
+    "abc.ABC": frozenset(),
+    "typing.Generic": frozenset(),
+    "torch.nn.Module": frozenset({"state_dict", "load_state_dict"}),
+    "torch.nn.modules.module.Module": frozenset({"state_dict", "load_state_dict"}),
+}
+# Bases from these packages are known not to derive from TrainerHookBase.
+_NEVER_HOOKS = ("builtins.", "abc.", "typing.", "collections.", "enum.", "torch.", "tensordict.", "numpy.")
+_CONSEQUENCES = {
+    "state_dict": "saving a checkpoint (`Trainer.state_dict()`, `save_trainer()`) raises `NotImplementedError` "
+                  "once the hook is registered as a module, and its state is silently left out when it is not",
+    "load_state_dict": "loading a checkpoint (`Trainer.load_state_dict()`, `load_from_file()`) raises "
+                       "`NotImplementedError`",
+    "register": "`hook.register(trainer)` raises `NotImplementedError`",
+}
+
+
+def _version(target: tuple[int, ...]) -> str:
+    return ".".join(str(part) for part in target)
+
+
+def _one_edit_away(a: str, b: str) -> bool:
+    """Levenshtein distance exactly 1: one insertion, deletion or substitution."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + (len(a) == len(b)):] == b[i + 1:]
+
+
+class TrainerHook(Rule):
+    code = "RLG005"
+    name = "trainer-hook"
+    summary = "A Trainer hook class that breaks checkpoints, or a `register_op` destination torchrl rejects"
+    why = (
+        "Two mistakes with `torchrl.trainers.Trainer` hooks that only show up late in a run.\n\n"
+        "**Incomplete hook classes.** `TrainerHookBase` declares `state_dict`, `load_state_dict` and "
+        "`register` with `@abc.abstractmethod`, but it is not an `abc.ABC`: a subclass that forgets one of "
+        "them instantiates fine, and the base version raises `NotImplementedError` only when it is called. "
+        "`Trainer.state_dict()` calls `state_dict()` on every registered module, so the first checkpoint "
+        "(`save_trainer`) crashes hours into training; a hook that is not registered as a module has its "
+        "state silently left out of checkpoints. Methods inherited from any base class in the linted "
+        "files count; a class that declares abstract methods itself is an abstract base and is not "
+        "reported.\n\n"
+        "**Unknown destinations.** `trainer.register_op(dest, op)` accepts a fixed set of destinations and "
+        "raises `RuntimeError` for any other (a typo such as `\"post_step\"`). The set depends on the "
+        "torchrl version: torchrl 0.14 added `pre_epoch`, `post_epoch`, `pre_epoch_log`, `post_epoch_log`, "
+        "`process_loss`, `post_optim_complete_log`, `setup` and `shutdown` to the original ten. The "
+        "message names the closest valid destination. Calls on receivers known not to be a Trainer (built "
+        "by another class's constructor, or `self` in a class that is not a Trainer), and destinations "
+        "that are not string literals, are not reported. `register_hook`, the alias, is checked when the "
+        "receiver is known to be a Trainer."
+    )
+    fix_doc = (
+        "Unsafe. A `register_op` destination one edit away (one letter added, removed or changed) from "
+        "exactly one valid destination is renamed to it, keeping the quotes. It is unsafe because the "
+        "op then really runs, at that point of the training loop, with the arguments that destination "
+        "passes: check the op's signature. Hook classes get no automatic fix: implement the missing "
+        "methods (`state_dict` can return `{}` for a stateless hook)."
+    )
+    tokens = (("register_op", "register_hook", "TrainerHookBase"),)
+    # Subclasses (in other files) of a user hook base may mention none of the tokens above.
+    class_roots = frozenset({"TrainerHookBase"})
+    class_group = 0
+    valid = (
+        Example(
+            "from torchrl.trainers import TrainerHookBase\n\n\n"
+            "class CountSteps(TrainerHookBase):\n"
+            "    def __init__(self):\n"
+            "        self.steps = 0\n\n"
+            "    def __call__(self):\n"
+            "        self.steps += 1\n\n"
+            "    def state_dict(self):\n"
+            "        return {\"steps\": self.steps}\n\n"
+            "    def load_state_dict(self, state_dict):\n"
+            "        self.steps = state_dict[\"steps\"]\n\n"
+            "    def register(self, trainer, name=\"count_steps\"):\n"
+            "        trainer.register_module(name, self)\n"
+            "        trainer.register_op(\"post_steps\", self)\n",
+        ),
+        Example(
+            "from example_hooks import StatelessHook\n\n\n"
+            "class PrintLoss(StatelessHook):\n"
+            "    def __call__(self, batch):\n"
+            "        print(batch[\"loss\"])\n"
+            "        return batch\n",
+            files={"example_hooks.py": "from torchrl.trainers import TrainerHookBase\n\n\n"
+                   "class StatelessHook(TrainerHookBase):\n"
+                   "    def state_dict(self):\n        return {}\n\n"
+                   "    def load_state_dict(self, state_dict):\n        pass\n\n"
+                   "    def register(self, trainer, name):\n        trainer.register_op(\"post_loss\", self)\n"},
+            note="Methods inherited from a base class in another linted file count.",
+        ),
+        Example(
+            "from torchrl.trainers import Trainer\n\n"
+            "trainer = Trainer(collector=collector, total_frames=10_000, frame_skip=1, optim_steps_per_batch=8,\n"
+            "                  loss_module=loss, optimizer=optimizer)\n"
+            "trainer.register_op(\"pre_epoch\", reset_stats)\n",
+            note="`pre_epoch` is valid since torchrl 0.14.",
+        ),
+        Example(
+            "from my_project.scheduling import Scheduler\n\n"
+            "scheduler = Scheduler()\n"
+            "scheduler.register_op(\"post_step\", tick)\n",
+            note="A receiver built by another class's constructor is not a Trainer.",
+        ),
+        Example(
+            "def attach(trainer, stage, op):\n"
+            "    trainer.register_op(stage, op)\n",
+            note="A destination that is not a string literal is not checked.",
+        ),
+    )
+    invalid = (
+        Example(
+            "from torchrl.trainers import TrainerHookBase\n\n\n"
+            "class CountSteps(TrainerHookBase):\n"
+            "    def __init__(self):\n"
+            "        self.steps = 0\n\n"
+            "    def __call__(self):\n"
+            "        self.steps += 1\n\n"
+            "    def register(self, trainer, name=\"count_steps\"):\n"
+            "        trainer.register_module(name, self)\n"
+            "        trainer.register_op(\"post_steps\", self)\n",
+            message="`state_dict`",
+            note="The checkpoint of a Trainer holding this hook raises `NotImplementedError`.",
+        ),
+        Example(
+            "from torchrl.trainers import Trainer\n\n"
+            "trainer = Trainer(collector=collector, total_frames=10_000, frame_skip=1, optim_steps_per_batch=8,\n"
+            "                  loss_module=loss, optimizer=optimizer)\n"
+            "trainer.register_op(\"post_step\", log_reward)\n",
+            fixed="from torchrl.trainers import Trainer\n\n"
+            "trainer = Trainer(collector=collector, total_frames=10_000, frame_skip=1, optim_steps_per_batch=8,\n"
+            "                  loss_module=loss, optimizer=optimizer)\n"
+            "trainer.register_op(\"post_steps\", log_reward)\n",
+            unsafe=True,
+            message="`post_steps`",
+        ),
+        Example(
+            "def add_hooks(trainer, logger):\n"
+            "    trainer.register_op('post_epoch', logger.flush)\n",
+            target="0.13",
+            message="`post_epoch`",
+            note="Before torchrl 0.14 only the original ten destinations exist; an unknown receiver may be a Trainer.",
+        ),
+        Example(
+            "from torchrl.trainers import Trainer\n\n\n"
+            "class MyTrainer(Trainer):\n"
+            "    def setup_hooks(self):\n"
+            "        self.register_op(\"batch_proces\", self.normalize)\n",
+            fixed="from torchrl.trainers import Trainer\n\n\n"
+            "class MyTrainer(Trainer):\n"
+            "    def setup_hooks(self):\n"
+            "        self.register_op(\"batch_process\", self.normalize)\n",
+            unsafe=True,
+        ),
+        Example(
+            "from example_hooks import HookBase\n\n\n"
+            "class Flush(HookBase):\n"
+            "    def register(self, trainer, name=\"flush\"):\n"
+            "        trainer.register_op(\"post_epoch_log\", self)\n",
+            files={"example_hooks.py": "from torchrl.trainers import TrainerHookBase\n\n\n"
+                   "class HookBase(TrainerHookBase):\n"
+                   "    def state_dict(self):\n        return {}\n"},
+            message="`load_state_dict`",
+            note="Bases in other files are followed: `state_dict` is inherited, `load_state_dict` is not.",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._abstract: set[str] = set()  # classes (qualnames) that declare abstract methods
+
+    # ----- hook classes -----
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scopes = self.ctx.scopes
+        cls = scopes[-2].class_facts if len(scopes) >= 2 else None
+        if cls is not None and any(_is_abstractmethod(d.decorator) for d in node.decorators):
+            self._abstract.add(cls.qualname)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        cls = self.ctx.current_class
+        if cls is None or cls.qualname in self._abstract or not self._may_be_hook(cls.qualname):
+            return
+        message = (f"`{cls.name}` subclasses `TrainerHookBase` but neither defines nor inherits {{missing}}: "
+                   f"the base versions raise `NotImplementedError`, so {{consequences}}")
+        self.report(node, message, requires=(("hook-methods", cls.qualname),))
+
+    def _may_be_hook(self, qualname: str, depth: int = 0) -> bool:
+        """False when no base, followed through this file's classes, can lead to TrainerHookBase."""
+        cls = self.ctx.facts.classes.get(qualname)
+        if cls is None or depth > 16:
+            return True
+        for base in cls.bases:
+            if base in TRAINER_HOOK_BASES:
+                return True
+            if base in self.ctx.facts.classes:
+                if self._may_be_hook(base, depth + 1):
+                    return True
+            elif not base.startswith(_NEVER_HOOKS) and base != "?":
+                return True
+        return False
+
+    # ----- register_op -----
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("register_op", "register_hook"):
+            return
+        dest = keyword(node, "dest")
+        args = positional(node)
+        literal = dest.value if dest is not None else args[0].value if args else None
+        if not isinstance(literal, (cst.SimpleString, cst.ConcatenatedString)):
+            return
+        name = literal.evaluated_value
+        valid = trainer_hooks_for(self.ctx.target)
+        if not isinstance(name, str) or name in valid:
+            return
+        requires = self._trainer_requirements(func.value, strict=func.attr.value == "register_hook")
+        if requires is None:
+            return
+        self.report(node, self._message(func.attr.value, name, valid), fix=self._fix(literal, name, valid),
+                    requires=requires)
+
+    def _message(self, method: str, name: str, valid: tuple[str, ...]) -> str:
+        closest = difflib.get_close_matches(name, valid, n=1, cutoff=0.0)
+        version = _version(self.ctx.target)
+        message = (f"`{method}({name!r}, ...)`: {name!r} is not a hook destination torchrl {version} accepts, "
+                   f"so `Trainer.{method}` raises `RuntimeError`")
+        if closest:
+            message += f"; the closest valid destination is `{closest[0]}`"
+        newest = trainer_hooks_for((999,))
+        if name in newest and name not in TRAINER_HOOKS_ORIGINAL:
+            message += f" (`{name}` exists from torchrl 0.14)"
+        return message
+
+    @staticmethod
+    def _fix(literal: cst.BaseExpression, name: str, valid: tuple[str, ...]) -> Optional[Fix]:
+        if not isinstance(literal, cst.SimpleString):
+            return None
+        close = [hook for hook in valid if _one_edit_away(name, hook)]
+        if len(close) != 1 or literal.raw_value != name:
+            return None
+        new = cst.SimpleString(f"{literal.prefix}{literal.quote}{close[0]}{literal.quote}")
+        description = (f"Rename the destination {name!r} to {close[0]!r}; unsafe: the op then runs at that "
+                       f"point of the loop, with that destination's arguments")
+        return Fix("unsafe", description, (Edit(literal, new),))
+
+    def _trainer_requirements(self, receiver: cst.BaseExpression, strict: bool) -> Optional[tuple[Requirement, ...]]:
+        """() when the receiver is a Trainer or may be one, requirements when the index decides, None when
+        it is known not to be one. With ``strict``, an unknown receiver counts as not a Trainer."""
+        unknown: Optional[tuple[Requirement, ...]] = None if strict else ()
+        ctx = self.ctx
+        if isinstance(receiver, cst.Name) and receiver.value == _self_name(ctx):
+            cls = ctx.current_class
+            return (("trainer", cls.qualname),) if cls is not None else unknown
+        attr = ctx.is_self_attr(receiver)
+        if attr is not None:
+            cls = ctx.current_class
+            facts = cls.attrs.get(attr, []) if cls is not None else []
+            callees = [fact.callee for fact in facts]
+            if not callees or any(callee is None for callee in callees):
+                return unknown
+            return self._built_by(callees, unknown)
+        if isinstance(receiver, cst.Name):
+            binding = ctx.lookup(receiver.value)
+            if binding is None or binding.opaque:
+                return unknown
+            if binding.value is None:
+                annotation = ctx.qualname(binding.annotation) if binding.annotation is not None else None
+                return self._built_by([annotation], unknown) if annotation else unknown
+            receiver = ctx.value_of(receiver)
+        if isinstance(receiver, cst.Call):
+            callee = ctx.callee(receiver)
+            return self._built_by([callee], unknown) if callee else unknown
+        return unknown
+
+    @staticmethod
+    def _built_by(classes: list[Optional[str]], unknown: Optional[tuple[Requirement, ...]]) -> Optional[tuple[Requirement, ...]]:
+        """Requirements for a receiver built by (or annotated as) one of ``classes``."""
+        requires: list[Requirement] = []
+        for qualname in classes:
+            if qualname is None:
+                return unknown
+            if is_torchrl_trainer(qualname):
+                return ()
+            if not qualname.rpartition(".")[2][:1].isupper():
+                return unknown  # a factory function: it may well return a Trainer
+            requires.append(("trainer", qualname))
+        return tuple(requires) or unknown
+
+    # ----- resolution against the project index -----
+    @classmethod
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
+                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+        kind, qualname = requirement
+        if kind == "trainer":
+            if index.derives_from(qualname, is_torchrl_trainer, near=path):
+                return {}
+            # A class outside the linted files: only a name that says so is taken for a Trainer.
+            if index.get_class(qualname, path) is None and qualname.endswith("Trainer"):
+                return {}
+            return None
+        missing = _missing_methods(qualname, index, path)
+        if not missing:
+            return None
+        return {
+            "missing": ", ".join(f"`{m}`" for m in missing),
+            "consequences": "; ".join(_CONSEQUENCES[m] for m in missing),
+        }
+
+
+def _self_name(ctx) -> Optional[str]:
+    """The name of ``self`` in the method the traversal is in (nested functions included)."""
+    scopes = ctx.scopes
+    for position in range(len(scopes) - 1, 0, -1):
+        if scopes[position].kind == "class":
+            return None
+        if scopes[position].kind == "function" and scopes[position - 1].kind == "class":
+            return scopes[position].self_name
+    return None
+
+
+def _is_abstractmethod(decorator: cst.BaseExpression) -> bool:
+    return (isinstance(decorator, cst.Name) and decorator.value == "abstractmethod") or (
+        isinstance(decorator, cst.Attribute) and decorator.attr.value == "abstractmethod"
+    )
+
+
+def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]:
+    """Hook methods that resolve, along the class's MRO, to TrainerHookBase's abstract ones."""
+    order = _mro(qualname, index, path)
+    if order is None or not any(name in TRAINER_HOOK_BASES for name, _ in order):
+        return []
+    missing = []
+    for method in TRAINER_HOOK_METHODS:
+        for name, facts in order:
+            if name in TRAINER_HOOK_BASES:
+                missing.append(method)
+                break
+            if facts is not None:
+                if method in facts.methods:
+                    break
+                continue
+            known = _KNOWN_METHODS.get(name)
+            if known is None or method in known:
+                break  # a library class we cannot see may define it
+    return missing
+
+
+def _mro(qualname: str, index: ProjectIndex, path: str) -> Optional[list[tuple[str, Optional[ClassFacts]]]]:
+    """C3 linearisation over the index (library classes are leaves); None when it cannot be computed."""
+    memo: dict[str, Optional[list[tuple[str, Optional[ClassFacts]]]]] = {}
+
+    def linearise(name: str, near: str, depth: int) -> Optional[list[tuple[str, Optional[ClassFacts]]]]:
+        facts = index.get_class(name, near)
+        key = facts.qualname if facts is not None else name
+        if key in memo:
+            return memo[key]
+        if depth > 32:
+            return None
+        memo[key] = None  # cycle guard
+        if name in TRAINER_HOOK_BASES or key in TRAINER_HOOK_BASES or facts is None:
+            # TrainerHookBase (linted or not) and library classes are leaves: their bases do not matter.
+            leaf = name if name in TRAINER_HOOK_BASES or facts is None else key
+            memo[key] = [(leaf, facts)]
+            return memo[key]
+        bases = [base for base in facts.bases if base != "?"]
+        parents = [linearise(base, facts.path, depth + 1) for base in bases]
+        if any(p is None for p in parents):
+            return None
+        merged = _merge([list(p) for p in parents] + [[p[0] for p in parents]])  # type: ignore[index]
+        result = None if merged is None else [(key, facts), *merged]
+        memo[key] = result
+        return result
+
+    return linearise(qualname, path, 0)
+
+
+def _merge(sequences: list[list[tuple[str, Any]]]) -> Optional[list[tuple[str, Any]]]:
+    result: list[tuple[str, Any]] = []
+    sequences = [s for s in sequences if s]
+    while sequences:
+        for sequence in sequences:
+            head = sequence[0][0]
+            if not any(head in (name for name, _ in s[1:]) for s in sequences):
+                break
+        else:
+            return None  # no consistent order
+        result.append(sequence[0])
+        sequences = [[item for item in s if item[0] != head] for s in sequences]
+        sequences = [s for s in sequences if s]
+    return result
