@@ -32,6 +32,11 @@ CM_MODULE = "torchrl.modules"
 FALLBACK_ALIAS = "torchrl_set_recurrent_mode"
 
 Block = Union[cst.IndentedBlock, cst.Module]
+# Expressions whose value cannot be a module.
+_NOT_MODULES = (
+    cst.BaseString, cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Lambda,
+    cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Comparison,
+)
 # (kind, requirement arguments, what the receiver is): kinds "yes", "unknown", "class", "attr", "super".
 Verdict = tuple[str, tuple[str, ...], str]
 
@@ -273,7 +278,7 @@ class ManualRecurrentMode(Rule):
         self._ok_names: set[int] = set()  # names that are torchrl's context manager, or a method name
         self._mentions_recurrent = False  # the file uses LSTMModule/GRUModule by a qualified name
         self._defines_method = False  # a class of this file defines its own set_recurrent_mode
-        self._name_conflict = False  # ``set_recurrent_mode`` is bound to something else somewhere
+        self.name_conflict = False  # ``set_recurrent_mode`` is bound to something else somewhere
 
     # ----- the walk -----
     def visit_Import(self, node: cst.Import) -> None:
@@ -303,7 +308,7 @@ class ManualRecurrentMode(Rule):
 
     def visit_Param(self, node: cst.Param) -> None:
         if node.name.value == METHOD:
-            self._name_conflict = True
+            self.name_conflict = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         attr = node.attr.value
@@ -313,9 +318,9 @@ class ManualRecurrentMode(Rule):
             self._mentions_recurrent = True
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == METHOD and id(node) not in self._attr_names and id(node) not in self._ok_names:
-            if self.ctx.qualname(node) not in RECURRENT_CONTEXT_MANAGERS:
-                self._name_conflict = True
+        if node.value == METHOD and id(node) not in self._attr_names and id(node) not in self._ok_names \
+                and self.ctx.qualname(node) not in RECURRENT_CONTEXT_MANAGERS:
+            self.name_conflict = True
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -340,6 +345,8 @@ class ManualRecurrentMode(Rule):
         ctx = self.ctx
         if depth > 6:
             return unknown
+        if isinstance(node, _NOT_MODULES):
+            return None  # ``"abc".set_recurrent_mode()``, ``[...]``, a lambda: no module
         if isinstance(node, cst.Call):
             if isinstance(node.func, cst.Name) and node.func.value == "super" and ctx.lookup("super") is None:
                 cls = ctx.current_class
@@ -647,7 +654,7 @@ class _Planner:
             local = next((local for kind, local in usable if kind == wanted), None)
             if local is not None:
                 return (cst.Name(local) if wanted == "name" else cst.Attribute(cst.Name(local), cst.Name(METHOD))), ()
-        if self.rule._name_conflict or any(kind == "name" for _, kind, _ in self._aliases):
+        if self.rule.name_conflict or any(kind == "name" for _, kind, _ in self._aliases):
             # Bound to something else, or imported only below this module-level call.
             return cst.Name(FALLBACK_ALIAS), ((CM_MODULE, f"{METHOD} as {FALLBACK_ALIAS}"),)
         return cst.Name(METHOD), ((CM_MODULE, METHOD),)
@@ -701,10 +708,11 @@ class _Planner:
     # ----- statement form -----
     def _statement_form(self, opener: _Candidate, line: cst.SimpleStatementLine, bare: dict[int, _Candidate],
                         consumed: set[int]) -> None:
-        opener.howto = HOW_FALSE if opener.mode is False else HOW_WRAP
-        if opener.mode is not True or opener.verdict[0] == "super":
-            if opener.mode is None:
-                opener.howto = HOW_MANUAL
+        if opener.verdict[0] == "super":
+            opener.howto = HOW_SUPER
+            return
+        if opener.mode is not True:
+            opener.howto = HOW_FALSE if opener.mode is False else HOW_MANUAL
             return
         block = self._parent(line)
         assert isinstance(block, (cst.IndentedBlock, cst.Module))
@@ -746,10 +754,10 @@ class _Planner:
                 cand.howto = HOW_MANUAL
             return
 
-        openers = [bare_line for bare_line in body[at + 1:start]]
+        openers = list(body[at + 1:start])
         extra = [line for opener_line in openers for line in _comment_lines(opener_line)]
         first = region[0].with_changes(leading_lines=[*extra, *region[0].leading_lines]) if extra else region[0]
-        moved = [line for c in closing for line in _comment_lines(body[self._position(block, self._statement(c))])]
+        moved = [line for c in closing for line in _comment_lines(self._statement(c))]
         after = stop + len(closing)
         footer: list[cst.EmptyLine] = []
         edits: list[Edit] = []
@@ -803,9 +811,9 @@ class _Planner:
             edits += [Edit(s, cst.RemovalSentinel.REMOVE) for s in run[1:]]
         recv = _short(cand.receiver, 40)
         parts = [
-            f"Replace `{_short(cand.call, 60)}` with `{recv}` itself: the old method returned a recurrent copy "
-            f"of `{recv}` sharing its weights, and torchrl >= 0.8 switches the mode with the `{METHOD}` "
-            "context manager instead."
+            (f"Replace `{_short(cand.call, 60)}` with `{recv}` itself: the old method returned a recurrent copy "
+             f"of `{recv}` sharing its weights, and torchrl >= 0.8 switches the mode with the `{METHOD}` "
+             "context manager instead.")
         ]
         if wraps:
             parts.append(f"The statements that call {', '.join(f'`{n}`' for n in called)} are wrapped in "

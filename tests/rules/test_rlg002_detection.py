@@ -444,6 +444,14 @@ def test_imported_object_of_unknown_type():
         agent = Agent(LSTMModule(3, 8))
         agent.set_recurrent_mode(True)
         """,
+        # literals are not modules
+        """\
+        from torchrl.modules import LSTMModule
+
+        "lstm".set_recurrent_mode(True)
+        [lstm].set_recurrent_mode(True)
+        (lambda: lstm).set_recurrent_mode(True)
+        """,
         # mentioned in strings and comments only
         '''\
         from torchrl.modules import LSTMModule

@@ -325,6 +325,8 @@ def test_super_call_gets_no_fix():
                 self.log(mode)
         """)
     assert fix(source, unsafe=True) == source
+    (finding,) = remaining(source)
+    assert "the parent method is gone" in finding.message
 
 
 # ----- value form -----
@@ -512,3 +514,56 @@ def test_statement_and_value_forms_in_one_file_converge():
                 out = policy(batch)
             return out
         """))
+
+
+def test_recurrent_dqn_script_with_a_main_function():
+    source = d("""\
+        import torch
+        from tensordict.nn import TensorDictModule, TensorDictSequential
+        from torchrl.collectors import Collector
+        from torchrl.modules import EGreedyModule, LSTMModule, MLP, QValueModule
+        from torchrl.objectives import DQNLoss, SoftUpdate
+
+
+        def main(env, feature, device):
+            n_cells = feature(env.reset())["embed"].shape[-1]
+            lstm = LSTMModule(input_size=n_cells, hidden_size=128, device=device, in_key="embed", out_key="embed")
+            env.append_transform(lstm.make_tensordict_primer())
+            mlp = TensorDictModule(MLP(out_features=2, num_cells=[64], device=device), in_keys=["embed"],
+                                   out_keys=["action_value"])
+            qval = QValueModule(action_space=None, spec=env.action_spec)
+            stoch_policy = TensorDictSequential(feature, lstm, mlp, qval)
+            exploration_module = EGreedyModule(annealing_num_steps=1_000_000, spec=env.action_spec, eps_init=0.2)
+            stoch_policy = TensorDictSequential(stoch_policy, exploration_module)
+
+            policy = TensorDictSequential(feature, lstm.set_recurrent_mode(True), mlp, qval,)
+
+            policy(env.reset())
+
+            loss_fn = DQNLoss(policy, action_space=env.action_spec, delay_value=True)
+            updater = SoftUpdate(loss_fn, eps=0.95)
+            optim = torch.optim.Adam(policy.parameters(), lr=3e-4)
+            collector = Collector(env, stoch_policy, frames_per_batch=50, total_frames=200)
+            for data in collector:
+                loss_vals = loss_fn(data)
+                loss_vals["loss"].backward()
+                optim.step()
+                updater.step()
+
+
+        if __name__ == "__main__":
+            main(make_env(), make_feature(), torch.device("cpu"))
+        """)
+    fixed = fix(source, unsafe=True)
+    assert "policy = TensorDictSequential(feature, lstm, mlp, qval,)\n" in fixed
+    assert "    with set_recurrent_mode(True):\n        policy(env.reset())\n" in fixed
+    assert "loss_fn = DQNLoss(policy, action_space=env.action_spec, delay_value=True)\n" in fixed
+    assert fixed.count("with set_recurrent_mode") == 1
+    assert remaining(fixed) == []
+
+
+def test_target_0_7_gets_the_same_fix():
+    source = HEADER + "lstm.set_recurrent_mode(True)\nout = lstm(data)\nlstm.set_recurrent_mode(False)\n"
+    assert fix(source, target="0.7") == fix(source)
+    assert all("deprecated since torchrl 0.7" in f.message for f in remaining(source, target="0.7"))
+    assert fix(source, target="0.6") == source
