@@ -138,6 +138,8 @@ class SegmentTree:
         lo, hi = max(start, 0), min(end, self._size)
         if lo >= hi:
             return self._identity
+        if lo == 0 and hi == self._size:  # the whole tree, as torchrl's returns it: the root
+            return self._levels[-1].item()
         parts = []
         for level in self._levels:
             left_end, right_start = -(-lo // FANOUT) * FANOUT, hi // FANOUT * FANOUT
