@@ -9,9 +9,9 @@ Batched updates and prefix-sum searches are tensor ops over a whole batch; the o
 Python loop is over tree levels. Nodes have ``FANOUT`` children, so a million leaves
 sit four levels below the root and a batch costs a few dozen tensor ops.
 
-Internal nodes are always recomputed from their children with a fixed order of
-operations, never updated by deltas: a node is a pure function of the leaves, so a tree
-rebuilt from saved leaves is bit-for-bit the tree that was saved.
+Internal nodes are always recomputed from their children by the same reduction, never
+updated by deltas: a node is a pure function of the leaves, so a tree rebuilt from saved
+leaves is bit-for-bit the tree that was saved (tested).
 """
 
 from __future__ import annotations
