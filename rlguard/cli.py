@@ -7,6 +7,7 @@ reaches the user: anything unexpected becomes one line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -76,6 +77,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `rlguard explain X | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FINDINGS
     except Exception as error:  # last resort: one line, never a traceback
         print(f"rlguard: internal error: {type(error).__name__}: {error} (please report it)", file=sys.stderr)
         return EXIT_USAGE

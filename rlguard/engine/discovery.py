@@ -29,15 +29,17 @@ class DiscoveryError(Exception):
 def discover(paths: Sequence[str], exclude: Sequence[str] = (), root: str = ".") -> Discovery:
     result = Discovery()
     found: list[str] = []
+    unfiltered: list[str] = []  # under a folder named explicitly although .gitignore lists it
     for path in paths or ["."]:
         if os.path.isdir(path):
-            found.extend(_walk(path, exclude, root, result))
+            walked = list(_walk(path, exclude, root, result))
+            (unfiltered if _git_ignored([os.path.join(path, "")]) else found).extend(walked)
         elif os.path.lexists(path):
             _add_file(path, result, explicit=True)  # named explicitly: always checked
         else:
             raise DiscoveryError(f"{path}: no such file or directory")
     ignored = _git_ignored(found)
-    for path in found:
+    for path in [*found, *unfiltered]:
         if path not in ignored:
             _add_file(path, result, explicit=False)
     result.files = sorted(dict.fromkeys(result.files))

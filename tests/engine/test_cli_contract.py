@@ -121,3 +121,17 @@ def test_output_order_is_the_same_with_one_or_two_jobs(tree):
     one = tree.run("check", "--no-cache", "--jobs", "1", ".")
     two = tree.run("check", "--no-cache", "--jobs", "2", ".")
     assert one.stdout == two.stdout and one.stdout.count("RLG006") == 12
+
+
+def test_a_closed_pipe_is_not_an_internal_error(tree):
+    done = subprocess.run(f"{sys.executable} -m rlguard explain RLG006 | head -1", shell=True, cwd=tree.root,
+                          capture_output=True, text=True)
+    assert done.stdout.startswith("# RLG006") and "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_diff_marks_a_missing_final_newline(tree):
+    tree.write("old.py", OLD_IMPORT.rstrip("\n"))
+    result = tree.run("fix", "--diff", "--no-cache", ".")
+    assert result.returncode == 1
+    assert result.stdout.endswith("+from torchrl.collectors import Collector\n\\ No newline at end of file\n")
+    assert "Would fix 1 finding in 1 file (RLG006: 1)." in result.stderr

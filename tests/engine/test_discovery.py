@@ -33,3 +33,11 @@ def test_symlink_loop_and_fifo(tree):
     found = discover([tree.root])
     assert [os.path.relpath(p, tree.root) for p in found.files] == ["pkg/a.py"]
     assert any(path.endswith("pipe.py") and "FIFO" in reason for path, reason in found.skipped)
+
+
+def test_a_folder_named_explicitly_is_linted_even_if_gitignored(tree):
+    tree.write(".gitignore", "vendor/\n")
+    inside = tree.write("vendor/lib/a.py", "x = 1\n")
+    subprocess.run(["git", "init", "-q", tree.root], check=True)
+    assert discover([tree.root]).files == []
+    assert discover([os.path.join(tree.root, "vendor")]).files == [inside]
