@@ -146,7 +146,9 @@ def _internal_error(path: str, source: Source, message: str) -> Analysis:
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
                   index: Optional[ProjectIndex]) -> Analysis:
     module_name, is_package = module_name_for(path)
-    notable = frozenset().union(*(RULES_BY_CODE[c].notable_callees(settings.options.get(c, {})) for c in codes)) if codes else frozenset()
+    # Every selected rule's notable callees, not only those of the rules this file needs: the file's
+    # facts feed the index, which rules that skipped this file (or loaded it facts-only) consult.
+    notable = frozenset().union(*(RULES_BY_CODE[c].notable_callees(settings.options.get(c, {})) for c in settings.codes))
     ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index, notable.__contains__)
     rules = [RULES_BY_CODE[code](ctx) for code in codes]
     on_visit, on_leave = bookkeeping(ctx)

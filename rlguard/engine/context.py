@@ -204,7 +204,8 @@ class FileContext:
         resolved = self.value_of(value)
         cls = self.current_class
         assert cls is not None
-        callee = self.callee(resolved)
+        # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
+        callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.callee(resolved)
         fact = AttrFact(line=0, callee=callee, tensor=is_tensor_valued(resolved, self))
         cls.attrs.setdefault(attr, []).append(fact)
         if callee is not None and self._notable_callee(callee):

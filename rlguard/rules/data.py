@@ -24,15 +24,21 @@ COLLECTOR_RENAMES: dict[str, str] = {
 COLLECTOR_NAMES_REMOVED_IN = (0, 13)
 COLLECTOR_MODULES = ("torchrl.collectors", "torchrl.collectors.collectors", "torchrl.collectors.distributed")
 
-SINGLE_PROCESS_COLLECTORS = frozenset({"Collector", "SyncDataCollector", "AsyncCollector", "aSyncDataCollector"})
+# Collectors that run the policy in the calling process: they deep-copy it only to move it to
+# ``policy_device``/``device``.
+SINGLE_PROCESS_COLLECTORS = frozenset({"Collector", "SyncDataCollector"})
+# Collectors that send the policy to other processes (pickled, whatever the device). AsyncCollector
+# (aSyncDataCollector) is a MultiAsyncCollector with one worker process: it pickles the policy too.
 MULTI_PROCESS_COLLECTORS = frozenset(
     {
+        "AsyncCollector", "aSyncDataCollector", "RayCollector",
         "MultiSyncCollector", "MultiSyncDataCollector", "MultiAsyncCollector", "MultiaSyncDataCollector",
         "MultiCollector", "_MultiDataCollector", "DistributedCollector", "DistributedDataCollector",
         "DistributedSyncCollector", "DistributedSyncDataCollector", "RPCCollector", "RPCDataCollector",
-        "AsyncBatchedCollector",
     }
 )
+# Not listed: AsyncBatchedCollector serves a ``policy=`` from a thread of the calling process
+# (only ``policy_factory=`` reaches an inference process), so it neither copies nor pickles it.
 
 # Losses whose constructor deep-copies the networks it is given (torchrl >= 0.5).
 # Before 0.5, convert_to_functional copied in every loss constructor.
@@ -59,8 +65,10 @@ POLICY_WRAPPERS = frozenset(
 )
 
 # Values that copy.deepcopy cannot copy. Each entry is proven by a real deepcopy in
-# tests/rules/test_uncopyable_types.py; look-alikes that do copy (ctypes.CDLL,
-# torch.Generator, logging.Logger) are proven copyable there and are not listed.
+# tests/rules/test_uncopyable_types.py; look-alikes that do copy (ctypes.CDLL, torch.Generator,
+# logging.getLogger(...), multiprocessing.Pipe connections, an open serial.Serial, zmq contexts and
+# sockets, tempfile.SpooledTemporaryFile, asyncio locks and queues) are proven copyable there and
+# are not listed.
 UNCOPYABLE_TYPES: dict[str, str] = {
     "threading.Lock": "a thread lock",
     "threading.RLock": "a thread lock",
@@ -71,15 +79,19 @@ UNCOPYABLE_TYPES: dict[str, str] = {
     "threading.Barrier": "a thread barrier",
     "threading.Thread": "a thread",
     "threading.Timer": "a thread",
+    "threading.local": "thread-local storage",
     "multiprocessing.Lock": "a process lock",
     "multiprocessing.RLock": "a process lock",
     "multiprocessing.Condition": "a process condition",
     "multiprocessing.Event": "a process event",
     "multiprocessing.Semaphore": "a process semaphore",
+    "multiprocessing.BoundedSemaphore": "a process semaphore",
+    "multiprocessing.Barrier": "a process barrier",
+    "multiprocessing.Value": "a shared value with a process lock",
+    "multiprocessing.Array": "a shared array with a process lock",
     "multiprocessing.Queue": "a process queue",
     "multiprocessing.SimpleQueue": "a process queue",
     "multiprocessing.JoinableQueue": "a process queue",
-    "multiprocessing.Pipe": "a process pipe",
     "multiprocessing.Process": "a process",
     "multiprocessing.Pool": "a process pool",
     "multiprocessing.Manager": "a process manager",
@@ -102,11 +114,9 @@ UNCOPYABLE_TYPES: dict[str, str] = {
     "torch.cuda.Stream": "a CUDA stream",
     "torch.cuda.Event": "a CUDA event",
     "torch.cuda.CUDAGraph": "a CUDA graph",
-    "serial.Serial": "a serial port",
     "cv2.VideoCapture": "a video capture device",
+    "cv2.VideoWriter": "a video writer",
     "pyrealsense2.pipeline": "a RealSense pipeline",
-    "zmq.Context": "a zmq context",
-    "zmq.Context.instance": "a zmq context",
     "<generator>": "a generator",
 }
 # torch.multiprocessing re-exports multiprocessing; users write either.

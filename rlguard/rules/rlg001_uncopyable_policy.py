@@ -1,0 +1,600 @@
+"""RLG001 uncopyable-policy: a policy that cannot be deep-copied reaches a deep copy.
+
+Two halves. The visitor finds deep-copy sites (``copy.deepcopy``, collectors that copy or pickle
+their policy, losses that copy their networks) and the classes the copied expression may be an
+instance of; it reports them with requirements. ``resolve`` then decides, from the project-wide
+index, whether such a class stores something that cannot be copied (directly or through another
+class of the project), and names that member and where it was set.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Optional
+
+import libcst as cst
+
+from rlguard.engine.findings import Requirement
+from rlguard.engine.index import ProjectIndex
+from rlguard.engine.names import dotted_name
+from rlguard.rules.base import Example, Option, Rule
+from rlguard.rules.data import (
+    ALL_LOSSES_COPY_BEFORE,
+    COPY_HOOKS,
+    DEEPCOPYING_LOSSES,
+    MODULE_METHODS_RETURNING_SELF,
+    MULTI_PROCESS_COLLECTORS,
+    POLICY_WRAPPERS,
+    SINGLE_PROCESS_COLLECTORS,
+    UNCOPYABLE_ALIASES,
+    UNCOPYABLE_MARKERS,
+    UNCOPYABLE_TYPES,
+    is_torchrl_loss,
+)
+from rlguard.rules.matchers import has_star_kwargs, is_none, keyword, method_call, positional
+
+DEEPCOPY = "copy.deepcopy"
+COLLECTOR_PREFIX = "torchrl.collectors."
+# Keywords under which the wrappers of POLICY_WRAPPERS take the modules they hold.
+WRAPPER_KEYWORDS = frozenset({"module", "modules", "td_module", "policy_operator", "value_operator", "common_operator"})
+# Keywords under which torchrl losses take networks (actor_network, value_network, world_model, ...).
+LOSS_NETWORK_SUFFIXES = ("network", "model", "model_based_env")
+LOSS_NETWORK_KEYWORDS = frozenset({"actor", "critic"})
+# ``Collector(..., backend=...)`` values that run the policy in other processes (torchrl >= 0.14).
+REMOTE_BACKENDS = frozenset({"process", "ray", "rpc", "distributed", "submitit"})
+_MAX_DEPTH = 8  # how far names, wrappers and nested classes are followed
+
+_HOOK = "give `{holder}` a `__deepcopy__` that shares or rebuilds that member"
+_MARK = "mark the class `@rlguard.runtime.uncopyable` to state that it must never be copied"
+# The ways out, per kind of deep-copy site; ``{holder}`` is filled in when the index confirms the finding.
+_FIX_DEEPCOPY = f"{_HOOK}; build a new policy instead of copying one (`policy_factory=` where a collector needs one); or {_MARK}"
+_FIX_DEVICE = (
+    f"{_HOOK}; build the policy on that device yourself and leave out `%s=` (`policy_factory=` does "
+    f"not avoid this copy: the policy it builds is moved the same way); or {_MARK}"
+)
+_FIX_PICKLE = (
+    "pass `policy_factory=` (a function that builds the policy) instead of the policy, so each worker "
+    "builds its own; give `{holder}` a `__getstate__`/`__setstate__` that drops and rebuilds that "
+    f"member; or {_MARK}"
+)
+_FIX_LOSS = f"{_HOOK}; keep that member out of the networks the loss is given; or {_MARK}"
+_FIX_STATEFUL = f"pass `copy=False` if you do not need a copy; {_HOOK}; or {_MARK}"
+_CAUSE = "`{holder}` cannot be %s because `{member}` holds {what}, set at {where}"
+
+
+def _alias(callee: str) -> str:
+    for prefix, replacement in UNCOPYABLE_ALIASES.items():
+        if callee.startswith(prefix):
+            return replacement + callee[len(prefix):]
+    return callee
+
+
+def _user_types(options: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(options.get("uncopyable-types", ()) or ())
+
+
+def _what(callee: Optional[str], user_types: tuple[str, ...]) -> Optional[str]:
+    """What a constructor builds, when that cannot be deep-copied."""
+    if callee is None:
+        return None
+    if callee in user_types:
+        return f"a `{callee}` (listed in `uncopyable-types`)"
+    return UNCOPYABLE_TYPES.get(_alias(callee))
+
+
+@dataclass(frozen=True)
+class _Culprit:
+    """Why a class cannot be copied: the member path from it, what that holds, and where it was set."""
+
+    holder: str  # qualified name of the class that was asked about
+    member: tuple[str, ...]  # attribute path, e.g. ("camera", "lock")
+    what: str
+    path: str
+    line: int
+
+
+# Per index: (class qualname, asking file's folder, user types) -> culprit or None.
+_MEMO: "weakref.WeakKeyDictionary[ProjectIndex, dict]" = weakref.WeakKeyDictionary()
+
+
+def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[str, ...],
+             stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
+    """Why instances of the class ``qualname`` cannot be deep-copied, or None if they can (as far as we know)."""
+    memo = _MEMO.setdefault(index, {})
+    key = (qualname, os.path.dirname(near), user_types)
+    if key in memo:
+        return memo[key]
+    cls = index.get_class(qualname, near)
+    found = None
+    if cls is not None and cls.qualname not in stack and len(stack) < _MAX_DEPTH:
+        found = _class_culprit(index, cls.qualname, cls.path, user_types, stack + (cls.qualname,))
+    if not stack or found is not None:  # a result inside a cycle depends on the path: do not keep it
+        memo[key] = found
+    return found
+
+
+def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tuple[str, ...],
+                   stack: tuple[str, ...]) -> Optional[_Culprit]:
+    chain = [facts for _, facts in index.ancestry(qualname, path) if facts is not None]
+    for facts in chain:
+        if facts.methods & COPY_HOOKS or UNCOPYABLE_MARKERS.intersection(facts.decorators):
+            return None  # copies by its own rules, or deliberately never copied
+    # A member that cannot be copied itself is a better answer than one found through another class.
+    for facts in chain:
+        for attr, attr_facts in facts.attrs.items():
+            for fact in attr_facts:
+                what = _what(fact.callee, user_types)
+                if what is not None:
+                    return _Culprit(qualname, (attr,), what, facts.path, fact.line)
+    for facts in chain:
+        for attr, attr_facts in facts.attrs.items():
+            for fact in attr_facts:
+                if fact.callee is None or fact.callee.startswith("<"):
+                    continue
+                inner = _culprit(index, fact.callee, facts.path, user_types, stack)
+                if inner is not None:
+                    return _Culprit(qualname, (attr, *inner.member), inner.what, inner.path, inner.line)
+    return None
+
+
+def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str,
+                  user_types: tuple[str, ...]) -> Optional[_Culprit]:
+    """Why the value ``self.<attr>`` of the class (set in any method, or in a base) cannot be copied."""
+    for _, facts in index.ancestry(class_qualname, near):
+        if facts is None:
+            continue
+        for fact in facts.attrs.get(attr, ()):
+            if fact.callee is not None and not fact.callee.startswith("<"):
+                found = _culprit(index, fact.callee, facts.path, user_types)
+                if found is not None:
+                    return found
+    return None
+
+
+def _where(defined_in: str, line: int, reported_in: str) -> str:
+    if os.path.abspath(defined_in) == os.path.abspath(reported_in):
+        return f"line {line}" if line else "this file"
+    relative = os.path.relpath(defined_in, os.path.dirname(os.path.abspath(reported_in))).replace(os.sep, "/")
+    return f"{relative}:{line}" if line else relative
+
+
+def _short(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
+def _elements(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The modules an argument passes: itself, or the items of a list, tuple or dict literal."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
+    elif isinstance(value, cst.Dict):
+        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
+    else:
+        yield value
+
+
+def _is_network_keyword(name: str) -> bool:
+    return name.endswith(LOSS_NETWORK_SUFFIXES) or name in LOSS_NETWORK_KEYWORDS
+
+
+def _loss_networks(call: cst.Call, network: Optional[str] = None) -> list[cst.BaseExpression]:
+    """The networks a loss constructor is given (only ``network``'s, when it was passed by keyword)."""
+    if network is not None:
+        named = keyword(call, network)
+        if named is not None:
+            return [named.value]
+    return [arg.value for arg in call.args
+            if not arg.star and (arg.keyword is None or _is_network_keyword(arg.keyword.value))]
+
+
+class UncopyablePolicy(Rule):
+    code = "RLG001"
+    name = "uncopyable-policy"
+    summary = "A policy that cannot be deep-copied (it holds a lock, queue, file, device handle, ...) reaches a deep copy"
+    why = (
+        "TorchRL copies policies more often than it says. `copy.deepcopy` is the obvious case, but a "
+        "`Collector` given `policy_device=` or `device=` deep-copies the policy to move it (the one a "
+        "`policy_factory=` builds too), "
+        "multi-process and distributed collectors (`MultiSyncCollector`, `MultiAsyncCollector`, "
+        "`AsyncCollector`, `DistributedCollector`, ...) pickle it to their workers, `DDPGLoss`, "
+        "`DiscreteCQLLoss`, `QMixerLoss` and `loss.get_stateful_net(...)` deep-copy networks, and "
+        "before torchrl 0.5 every loss constructor did (`convert_to_functional`). A module that "
+        "stores a thread or process lock, a queue, an executor, a thread, a socket, a subprocess, an "
+        "open file, a memory map, a sqlite3 connection, a generator, a CUDA stream/event/graph or a "
+        "device handle (`cv2.VideoCapture`, a `pyrealsense2` pipeline) as `self.x = ...` cannot be "
+        "copied: the copy raises `TypeError: cannot pickle '_thread.lock' object` (or a "
+        "`RuntimeError` for multiprocessing objects), often far from the code that built the policy.\n\n"
+        "A class is uncopyable when some method assigns `self.x` such a value, or an instance of "
+        "another uncopyable class of the project (the message then names the path, e.g. "
+        "`self.camera.lock`), and neither it nor a base defines `__deepcopy__`, `__getstate__`, "
+        "`__reduce__` or `__reduce_ex__`, and it is not marked `@rlguard.runtime.uncopyable`. An "
+        "expression is such a policy when it builds the class, is a name or `self.attr` bound to one, "
+        "or wraps one (`TensorDictModule`, `TensorDictSequential`, `ProbabilisticActor`, `Actor`, "
+        "`ValueOperator`, `QValueActor`, `nn.Sequential`, `nn.ModuleList`, ...).\n\n"
+        "Not reported: `copy.copy`, deep copies of dicts, configs, state dicts and lock-free "
+        "sub-modules, a collector without `policy_device=`/`device=` (it uses the policy as it is), "
+        "and an instance passed to `rlguard.runtime.uncopyable(...)`. Some handles look uncopyable but "
+        "copy fine (`ctypes.CDLL`, `torch.Generator`, `logging.getLogger(...)`, zmq contexts and "
+        "sockets, an open `serial.Serial`, `multiprocessing.Pipe` connections): they are not listed."
+    )
+    fix_doc = (
+        "No automatic fix: only you know whether the member should be shared, rebuilt or never "
+        "copied. Pick one of three options.\n\n"
+        "1. Give the class a `__deepcopy__` that rebuilds (or shares) the member and copies the rest:\n\n"
+        "    ```python\n"
+        "    def __deepcopy__(self, memo):\n"
+        "        clone = type(self).__new__(type(self))\n"
+        "        memo[id(self)] = clone\n"
+        "        for key, value in self.__dict__.items():\n"
+        "            clone.__dict__[key] = threading.Lock() if key == \"lock\" else copy.deepcopy(value, memo)\n"
+        "        return clone\n"
+        "    ```\n\n"
+        "   For multi-process collectors, which pickle the policy, `__getstate__`/`__setstate__` "
+        "that drop and rebuild the member do the same.\n"
+        "2. Do not hand a built policy over: pass `policy_factory=make_policy` to the collector, so "
+        "the policy is built where it runs (in each worker process).\n"
+        "3. Mark the class `@rlguard.runtime.uncopyable` (or one instance, with "
+        "`rlguard.runtime.uncopyable(policy)`) to state that it must never be copied. The rule then "
+        "stays quiet, and rlguard's runtime refuses the copy with a clear error instead of a "
+        "pickling traceback."
+    )
+    options = (
+        Option("uncopyable-types", list, [],
+               "Qualified names of constructors whose results cannot be deep-copied, added to the "
+               "built-in list (for example `mylab.hardware.Camera`)."),
+    )
+    tokens = (("deepcopy", "Collector", "Loss", "get_stateful_net"),)
+
+    valid = (
+        Example(
+            "import copy\nimport threading\n\nfrom torch import nn\n\n\n"
+            "class LockedNet(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lin = nn.Linear(4, 2)\n"
+            "        self.lock = threading.Lock()\n\n"
+            "    def __deepcopy__(self, memo):\n"
+            "        clone = LockedNet()\n"
+            "        clone.load_state_dict(self.state_dict())\n"
+            "        return clone\n\n\n"
+            "target = copy.deepcopy(LockedNet())\n",
+            note="A class that defines `__deepcopy__` copies by its own rules.",
+        ),
+        Example(
+            "import threading\n\nfrom tensordict.nn import TensorDictModule\nfrom torch import nn\n"
+            "from torchrl.collectors import Collector\n\n\n"
+            "class LockedNet(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lin = nn.Linear(3, 1)\n"
+            "        self.lock = threading.Lock()\n\n\n"
+            "policy = TensorDictModule(LockedNet(), in_keys=[\"observation\"], out_keys=[\"action\"])\n"
+            "collector = Collector(env, policy, frames_per_batch=200, total_frames=10_000)\n",
+            note="Without `policy_device=` or `device=`, the collector uses the policy as it is.",
+        ),
+        Example(
+            "import copy\nimport threading\n\nfrom torch import nn\nfrom rlguard.runtime import uncopyable\n\n\n"
+            "@uncopyable\n"
+            "class CameraPolicy(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lock = threading.Lock()\n\n\n"
+            "policy = CameraPolicy()\n"
+            "weights = copy.deepcopy(policy.state_dict())\n",
+            note="A marked class, and a deep copy of its state dict, are not findings.",
+        ),
+        Example(
+            "import threading\n\nfrom torch import nn\nfrom torchrl.objectives import DQNLoss\n\n\n"
+            "class LockedQNet(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lock = threading.Lock()\n\n\n"
+            "loss = DQNLoss(LockedQNet(), action_space=\"one-hot\")\n",
+            note="Since torchrl 0.5, DQNLoss keeps its network without copying it.",
+        ),
+    )
+    invalid = (
+        Example(
+            "import threading\n\nfrom tensordict.nn import TensorDictModule\nfrom torch import nn\n"
+            "from torchrl.collectors import Collector\n\n\n"
+            "class LockedNet(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lin = nn.Linear(3, 1)\n"
+            "        self.lock = threading.Lock()\n\n\n"
+            "policy = TensorDictModule(LockedNet(), in_keys=[\"observation\"], out_keys=[\"action\"])\n"
+            "collector = Collector(env, policy, frames_per_batch=200, total_frames=10_000, policy_device=\"cuda:0\")\n",
+            message="`self.lock` holds a thread lock, set at line 12",
+            note="The collector deep-copies the policy to move it to `policy_device`.",
+        ),
+        Example(
+            "import copy\nfrom queue import Queue\n\nfrom torch import nn\n\n\n"
+            "class AsyncActor(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.net = nn.Linear(8, 2)\n"
+            "        self.requests = Queue()\n\n\n"
+            "actor = AsyncActor()\n"
+            "target_actor = copy.deepcopy(actor)\n",
+            message="`self.requests` holds a thread queue",
+        ),
+        Example(
+            "from torchrl.collectors import MultiSyncCollector\n\nfrom robot.policies import CameraPolicy\n\n"
+            "collector = MultiSyncCollector([make_env] * 4, CameraPolicy(), frames_per_batch=1000)\n",
+            files={
+                "robot/__init__.py": "",
+                "robot/camera.py": (
+                    "import threading\n\n\nclass Camera:\n    def __init__(self, index=0):\n"
+                    "        self.index = index\n        self.lock = threading.Lock()\n"
+                ),
+                "robot/policies.py": (
+                    "from torch import nn\n\nfrom robot.camera import Camera\n\n\n"
+                    "class CameraPolicy(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.camera = Camera()\n        self.head = nn.Linear(64, 4)\n"
+                ),
+            },
+            message="`self.camera.lock` holds a thread lock, set at robot/camera.py:7",
+            note="Through another class, in another file. Multi-process collectors pickle the policy: pass `policy_factory=`.",
+        ),
+        Example(
+            "import threading\n\nfrom torch import nn\nfrom torchrl.objectives import ClipPPOLoss\n\n\n"
+            "class SharedCritic(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lock = threading.RLock()\n\n\n"
+            "loss = ClipPPOLoss(actor, SharedCritic())\n",
+            target="0.4",
+            message="`self.lock` holds a thread lock",
+            note="Before torchrl 0.5 every loss constructor deep-copied its networks.",
+        ),
+        Example(
+            "import copy\n\nimport mylab.hardware\nfrom torch import nn\n\n\n"
+            "class RigPolicy(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.rig = mylab.hardware.Rig(\"/dev/ttyUSB0\")\n\n\n"
+            "backup = copy.deepcopy(RigPolicy())\n",
+            options={"uncopyable-types": ["mylab.hardware.Rig"]},
+            message="`self.rig` holds a `mylab.hardware.Rig` (listed in `uncopyable-types`)",
+            note="Your own handle types, from `[tool.rlguard.rules.RLG001] uncopyable-types`.",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._marked: set[str] = set()  # names and ``self.x`` passed to rlguard.runtime.uncopyable(...)
+        # (class qualname, attr) -> requirements of the values this file assigned to ``self.<attr>``
+        self._attr_policies: dict[tuple[str, str], list[Requirement]] = {}
+        self._returns: dict[str, list[Requirement]] = {}  # function name -> requirements of what it returns
+
+    # ----- requirements -----
+    @classmethod
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
+                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+        user_types = _user_types(options)
+        if requirement[0] == "uncopyable":
+            culprit = _culprit(index, requirement[1], path, user_types)
+        elif requirement[0] == "uncopyable-attr":
+            culprit = _attr_culprit(index, requirement[1], requirement[2], path, user_types)
+        else:
+            return None
+        if culprit is None:
+            return None
+        return {
+            "holder": _short(culprit.holder),
+            "member": "self." + ".".join(culprit.member),
+            "what": culprit.what,
+            "where": _where(culprit.path, culprit.line, path),
+        }
+
+    @classmethod
+    def notable_callees(cls, options: Mapping[str, Any]) -> frozenset[str]:
+        names = set(UNCOPYABLE_TYPES) | set(_user_types(options))
+        for prefix, replacement in UNCOPYABLE_ALIASES.items():
+            names |= {prefix + n[len(replacement):] for n in UNCOPYABLE_TYPES if n.startswith(replacement)}
+        return frozenset(names)
+
+    # ----- visitors -----
+    def visit_Return(self, node: cst.Return) -> None:
+        function = self.ctx.current_function
+        if function is not None and node.value is not None and self.ctx.current_class is None:
+            found = self._policies(node.value)  # judged here, in the function's own scope
+            if found:
+                self._returns.setdefault(function.name.value, []).extend(found)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._remember_attr(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._remember_attr(node.target, node.value)
+
+    def _remember_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """What ``self.x = <wrapper of a policy>`` holds, for later ``self.x`` in the same file."""
+        if not isinstance(target, cst.Attribute) or self.ctx.current_class is None:
+            return
+        attr = self.ctx.is_self_attr(target)
+        if attr is not None and isinstance(value, (cst.Call, cst.Name)):
+            found = self._policies(value)
+            if found:
+                key = (self.ctx.current_class.qualname, attr)
+                self._attr_policies.setdefault(key, []).extend(found)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "get_stateful_net":
+            self._stateful_net(node, func.value)
+            return
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return
+        callee = self.ctx.callee(node)
+        if callee is None:
+            return
+        if callee == DEEPCOPY:
+            arg = keyword(node, "x") or next(iter(positional(node)), None)
+            if arg is not None:
+                self._flag(node, [arg.value], "`copy.deepcopy` raises here", _FIX_DEEPCOPY)
+        elif callee in UNCOPYABLE_MARKERS:
+            for arg in positional(node)[:1]:
+                marked = dotted_name(arg.value)
+                if marked is not None:
+                    self._marked.add(marked)
+        elif callee.startswith(COLLECTOR_PREFIX):
+            self._collector(node, callee)
+        elif is_torchrl_loss(callee):
+            self._loss(node, callee)
+
+    def _collector(self, node: cst.Call, callee: str) -> None:
+        name = _short(callee)
+        if name not in SINGLE_PROCESS_COLLECTORS and name not in MULTI_PROCESS_COLLECTORS:
+            return
+        policy = keyword(node, "policy")
+        if policy is None:
+            args = positional(node)
+            policy = args[1] if len(args) > 1 else None
+        remote = name in MULTI_PROCESS_COLLECTORS or self._remote_backend(node)
+        if remote:
+            if policy is not None:
+                how = f"`{name}` pickles the policy to its worker processes, which raises"
+                self._flag(node, [policy.value], how, _FIX_PICKLE, "pickled")
+            return
+        for device_keyword in ("policy_device", "device"):
+            device = keyword(node, device_keyword)
+            if device is None or is_none(self.ctx.value_of(device.value)):
+                continue
+            fix = _FIX_DEVICE % device_keyword
+            moved = f"to move it to `{device_keyword}` (unless all its parameters are already there), which raises"
+            if policy is not None:
+                self._flag(node, [policy.value], f"`{name}` deep-copies the policy {moved}", fix)
+            else:
+                factory = keyword(node, "policy_factory")
+                if factory is not None:
+                    how = f"`{name}` deep-copies the policy that `policy_factory` builds {moved}"
+                    self._report_policy(node, self._factory_policies(factory.value), how, fix)
+            return
+
+    def _factory_policies(self, factory: cst.BaseExpression) -> list[Requirement]:
+        """What a policy factory returns: a lambda's body, or the returns of a function of this file."""
+        factory = self.ctx.value_of(factory)
+        if isinstance(factory, cst.Call) and self.ctx.callee(factory) == "functools.partial":
+            factory = factory.args[0].value if factory.args else factory
+        if isinstance(factory, cst.Lambda):
+            return self._policies(factory.body)
+        if isinstance(factory, cst.Name):
+            return self._returns.get(factory.value, [])
+        return []
+
+    def _remote_backend(self, node: cst.Call) -> bool:
+        """``Collector(..., backend="process")`` or ``num_collectors=N`` runs workers in other processes."""
+        backend = keyword(node, "backend")
+        if backend is not None and isinstance(backend.value, cst.SimpleString):
+            return backend.value.evaluated_value in REMOTE_BACKENDS
+        collectors = keyword(node, "num_collectors")
+        return backend is None and collectors is not None and not is_none(collectors.value)
+
+    def _loss(self, node: cst.Call, callee: str) -> None:
+        name = _short(callee)
+        if self.ctx.target < ALL_LOSSES_COPY_BEFORE:
+            how = f"before torchrl 0.5 every loss deep-copies its networks (`convert_to_functional`), so `{name}` raises"
+        elif name in DEEPCOPYING_LOSSES:
+            how = f"`{name}` deep-copies the networks it is given, which raises"
+        else:
+            return
+        self._flag(node, _loss_networks(node), how, _FIX_LOSS)
+
+    def _stateful_net(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
+        copy_arg = keyword(node, "copy")
+        if copy_arg is None:
+            args = positional(node)
+            copy_arg = args[1] if len(args) > 1 else None
+        if copy_arg is not None and not (is_none(copy_arg.value) or dotted_name(copy_arg.value) == "True"):
+            return  # copy=False, or a value we cannot read
+        if has_star_kwargs(node):
+            return
+        loss = self.ctx.value_of(receiver)
+        callee = self.ctx.callee(loss) if isinstance(loss, cst.Call) else None
+        if callee is None or not is_torchrl_loss(callee):
+            return
+        first = next(iter(positional(node)), None) or keyword(node, "network_name")
+        network = first.value.evaluated_value if first is not None and isinstance(first.value, cst.SimpleString) else None
+        how = "`get_stateful_net` deep-copies the network unless `copy=False`, which raises"
+        self._flag(node, _loss_networks(loss, network if isinstance(network, str) else None), how, _FIX_STATEFUL)
+
+    def _flag(self, node: cst.Call, values: list[cst.BaseExpression], how: str, remedies: str,
+              verb: str = "deep-copied") -> None:
+        """Report ``node`` if one of ``values`` turns out to be an uncopyable policy."""
+        self._report_policy(node, [r for value in values for r in self._policies(value)], how, remedies, verb)
+
+    def _report_policy(self, node: cst.Call, found: list[Requirement], how: str, remedies: str,
+                       verb: str = "deep-copied") -> None:
+        requirements = tuple(dict.fromkeys(found))
+        if requirements:
+            self.report(node, f"{how}: {_CAUSE % verb}. To fix it, {remedies}.", requires=requirements)
+
+    # ----- what an expression may be an instance of -----
+    def _policies(self, expr: cst.BaseExpression, depth: int = 0,
+                  shadow: Optional[dict[str, Any]] = None) -> list[Requirement]:
+        """Requirements that hold when ``expr`` is an uncopyable policy (or wraps one)."""
+        if depth > _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.Name):
+            return self._name_policies(expr.value, depth, shadow or {})
+        if isinstance(expr, cst.Attribute):
+            attr = self.ctx.is_self_attr(expr)
+            cls = self.ctx.current_class
+            if attr is None or cls is None or dotted_name(expr) in self._marked:
+                return []
+            return [("uncopyable-attr", cls.qualname, attr), *self._attr_policies.get((cls.qualname, attr), ())]
+        if not isinstance(expr, cst.Call):
+            return []
+        callee = self.ctx.callee(expr)
+        if callee in UNCOPYABLE_MARKERS:
+            return []  # uncopyable(Policy()): deliberately never copied
+        if callee in POLICY_WRAPPERS:
+            return [r for arg in self._wrapped(expr) for r in self._policies(arg, depth + 1, shadow)]
+        if callee is not None:
+            # Builtins and typing helpers (list(...), getattr(...), cast(...)) never build a project class.
+            return [] if callee.startswith(("builtins.", "typing.")) else [("uncopyable", callee)]
+        called = method_call(expr)
+        if called is not None and called[1] in MODULE_METHODS_RETURNING_SELF:
+            return self._policies(called[0], depth + 1, shadow)  # policy.to(device) is the policy
+        return []
+
+    def _name_policies(self, name: str, depth: int, shadow: dict[str, Any]) -> list[Requirement]:
+        if name in self._marked:
+            return []
+        if self._is_self(name):
+            cls = self.ctx.current_class
+            return [("uncopyable", cls.qualname)] if cls is not None else []
+        binding = shadow[name] if name in shadow else self.ctx.lookup(name)
+        if binding is None or binding.opaque:
+            return []
+        if binding.value is not None:
+            # ``policy = policy.to(device)`` reads the previous ``policy``.
+            inner = {**shadow, name: getattr(binding, "previous", None)}
+            return self._policies(binding.value, depth + 1, inner)
+        if binding.annotation is not None:
+            annotated = self.ctx.qualname(binding.annotation)
+            return [("uncopyable", annotated)] if annotated else []
+        return []
+
+    def _is_self(self, name: str) -> bool:
+        """``name`` is, where it is read, the ``self`` parameter of a method (not rebound)."""
+        scopes = self.ctx.scopes
+        for position in range(len(scopes) - 1, -1, -1):
+            scope = scopes[position]
+            if scope.kind == "class" and position != len(scopes) - 1:
+                continue
+            if name in scope.bindings:
+                binding = scope.bindings[name]
+                return scope.self_name == name and binding.value is None and not binding.opaque
+        return False
+
+    @staticmethod
+    def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:
+        for arg in call.args:
+            if arg.star or (arg.keyword is not None and arg.keyword.value not in WRAPPER_KEYWORDS):
+                continue
+            yield from _elements(arg.value)
