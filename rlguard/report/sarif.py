@@ -1,16 +1,64 @@
-"""SARIF 2.1.0 for GitHub code scanning: a rules table, one result per finding, a region each."""
+"""SARIF 2.1.0 for GitHub code scanning: a rules table, one result per finding, a region each.
+
+- ``tool.driver.rules`` lists every rule and engine diagnostic, each with ``helpUri`` pointing
+  at its page of the docs site;
+- every result carries ``partialFingerprints`` so code scanning tracks it across commits;
+- a result whose finding has a fix carries ``fixes`` with the concrete text replacements, when
+  the caller passes them (``rlguard.report.sarif_fixes.fix_edits`` computes them from the
+  project the run analysed). Without them, no ``fixes`` property is written: SARIF requires
+  every fix to hold at least one replacement, so a description alone would not be valid.
+
+Columns are counted in Unicode code points, as rlguard counts them (``run.columnKind``).
+The output validates against the OASIS SARIF 2.1.0 schema (tests/report/schemas/).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+from urllib.parse import quote
 
 from rlguard import __version__
+from rlguard.docs import DOCS_URL, ENGINE_DOCS, rule_url
 from rlguard.engine.findings import Finding, Report
 from rlguard.rules import ENGINE_CODES, RULES
 
-DOCS_URL = "https://rlguard.readthedocs.io/en/latest/rules/{code}/"
-SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FINGERPRINT = "rlguardFinding/v1"
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace the text from (line, column) to (end_line, end_column), 1-based, end exclusive.
+
+    An empty range is an insertion point.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+# A finding -> the edits its own fix makes in its file.
+FixEdits = Mapping[Finding, Sequence[TextEdit]]
+
+
+def artifact_uri(path: str) -> str:
+    """A URI reference for a path: relative paths stay relative (code scanning resolves them
+    against the checkout), absolute ones become ``file://`` URIs. Reserved characters are
+    percent-encoded, so ``:`` or ``#`` in a file name cannot be read as a scheme or a fragment."""
+    if os.path.isabs(path):
+        return "file://" + quote(path.replace(os.sep, "/"), safe="/")
+    posix = path.replace(os.sep, "/")
+    while posix.startswith("./"):
+        posix = posix[2:]
+    return quote(posix, safe="/")
 
 
 def _rules() -> list[dict]:
@@ -18,27 +66,57 @@ def _rules() -> list[dict]:
         {
             "id": rule.code,
             "name": rule.name,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": rule.why},
-            "helpUri": DOCS_URL.format(code=rule.code),
+            "shortDescription": {"text": rule.summary.rstrip(".") + "."},
+            "fullDescription": {"text": " ".join(rule.why.split())},
+            "helpUri": rule_url(rule.code),
+            "help": {"text": f"{rule.summary.rstrip('.')}. See {rule_url(rule.code)}",
+                     "markdown": f"{rule.summary.rstrip('.')}. [Documentation]({rule_url(rule.code)})"},
             "defaultConfiguration": {"level": "error"},
         }
         for rule in RULES
     ]
-    table += [
-        {"id": code, "name": name, "shortDescription": {"text": name.replace("-", " ")},
-         "helpUri": DOCS_URL.format(code=code), "defaultConfiguration": {"level": "error"}}
-        for code, name in ENGINE_CODES.items()
-    ]
+    for code, name in ENGINE_CODES.items():
+        summary = ENGINE_DOCS.get(code, (name.replace("-", " ").capitalize(),))[0]
+        table.append({
+            "id": code,
+            "name": name,
+            "shortDescription": {"text": summary + "."},
+            "helpUri": rule_url(code),
+            "defaultConfiguration": {"level": "error"},
+        })
     return table
 
 
-def _fingerprint(finding: Finding) -> str:
-    # Stable across commits that move the line: code, file and message, not the position.
-    return hashlib.sha256(f"{finding.code}\0{finding.path}\0{finding.message}".encode()).hexdigest()[:32]
+def fingerprint(finding: Finding, occurrence: int = 0) -> str:
+    """Stable across commits that only move the finding: code, file and message, not the line.
+
+    ``occurrence`` tells apart identical findings in one file (0 for the first, 1 for the next, ...)."""
+    key = f"{finding.code}\0{finding.path}\0{finding.message}\0{occurrence}"
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
+def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
+    return {"startLine": max(line, 1), "startColumn": max(column, 1),
+            "endLine": max(end_line, line, 1), "endColumn": max(end_column, 1)}
+
+
+def _fix(finding: Finding, edits: Sequence[TextEdit]) -> dict:
+    assert finding.fix is not None
+    return {
+        "description": {"text": f"{finding.fix.description} ({finding.fix.applicability} fix)"},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": artifact_uri(finding.path)},
+            "replacements": [
+                {"deletedRegion": _region(e.line, e.column, e.end_line, e.end_column),
+                 "insertedContent": {"text": e.text}}
+                for e in edits
+            ],
+        }],
+        "properties": {"applicability": finding.fix.applicability},
+    }
+
+
+def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits: Optional[Sequence[TextEdit]]) -> dict:
     span = finding.span
     result = {
         "ruleId": finding.code,
@@ -47,30 +125,34 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
         "message": {"text": finding.message},
         "locations": [{
             "physicalLocation": {
-                "artifactLocation": {"uri": finding.path.replace("\\", "/")},
-                "region": {"startLine": span.line, "startColumn": span.column,
-                           "endLine": span.end_line, "endColumn": span.end_column},
+                "artifactLocation": {"uri": artifact_uri(finding.path)},
+                "region": _region(span.line, span.column, span.end_line, span.end_column),
             }
         }],
-        "partialFingerprints": {"rlguardFinding/v1": _fingerprint(finding)},
+        "partialFingerprints": {FINGERPRINT: fingerprint(finding, occurrence)},
     }
-    if finding.fix is not None:
-        # The edit itself comes from `rlguard fix`; SARIF carries its description.
-        result["fixes"] = [{"description": {"text": f"{finding.fix.description} ({finding.fix.applicability} fix)"},
-                            "artifactChanges": []}]
+    if finding.fix is not None and edits:
+        result["fixes"] = [_fix(finding, edits)]
     return result
 
 
-def render(report: Report) -> str:
+def render(report: Report, fixes: Optional[FixEdits] = None) -> str:
     rules = _rules()
     rule_index = {rule["id"]: i for i, rule in enumerate(rules)}
+    seen: Counter = Counter()
+    results = []
+    for finding in [*report.findings, *report.unused_suppressions]:
+        key = (finding.code, finding.path, finding.message)
+        results.append(_result(finding, rule_index, seen[key], (fixes or {}).get(finding)))
+        seen[key] += 1
     document = {
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "rlguard", "version": __version__, "informationUri": DOCS_URL.rsplit("rules", 1)[0],
-                                "rules": rules}},
-            "results": [_result(f, rule_index) for f in [*report.findings, *report.unused_suppressions]],
+            "tool": {"driver": {"name": "rlguard", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": DOCS_URL, "rules": rules}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
         }],
     }
-    return json.dumps(document, indent=2) + "\n"
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

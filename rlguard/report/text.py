@@ -13,7 +13,7 @@ def line(finding: Finding) -> str:
 
 
 def summary(report: Report) -> str:
-    count = len(report.findings)
+    count = len(report.findings) + len(report.unused_suppressions)  # RLG100 counts: it sets exit 1 too
     fixable = sum(1 for f in report.findings if f.fix and f.fix.applicability == "safe")
     noun = "finding" if count == 1 else "findings"
     text = f"Found {count} {noun} in {report.files_checked} files." if count else f"All checks passed ({report.files_checked} files)."

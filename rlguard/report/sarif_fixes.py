@@ -1,0 +1,127 @@
+"""The text edits of each finding's own fix, for SARIF's ``fixes``.
+
+``rlguard fix`` applies every fix of a file at once; SARIF attaches a fix to one result. So each
+fix is applied alone to the file as it is on disk, and the difference is turned into minimal
+replacements (line and column, 1-based, in code points). This reads the files again but writes
+nothing. The caller passes the result to ``rlguard.report.sarif.render``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from rlguard.engine.analyze import analyze_bytes
+from rlguard.engine.findings import Finding, Report
+from rlguard.fix.apply import apply_fixes
+from rlguard.report.sarif import FixEdits, TextEdit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rlguard.engine.runner import Project
+
+_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks; str.splitlines knows more
+
+
+def fix_edits(report: Report, project: "Project") -> FixEdits:
+    """For every finding of ``report`` that has a fix, the edits that fix alone makes."""
+    from rlguard.engine.runner import _per_file_ignored
+    from rlguard.fix.run import FixRequest, _standing  # the fixer's own view of which findings stand
+
+    by_path: dict[str, set[Finding]] = defaultdict(set)
+    for finding in report.findings:
+        if finding.fix is not None:
+            by_path[finding.path].add(finding)
+    found: dict[Finding, list[TextEdit]] = {}
+    for path, wanted in sorted(by_path.items()):
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        request = FixRequest(project.settings, project.index, True, {path: _per_file_ignored(path, project.config)})
+        try:
+            analysis = analyze_bytes(path, data, project.settings, project.index)
+            if analysis.module is None:
+                continue
+            original = analysis.module.code
+            for finding, fix in _standing(analysis, request):
+                if fix is None or finding not in wanted:
+                    continue
+                edits = text_edits(original, apply_fixes(analysis.module, [fix]).code)
+                if edits:
+                    found[finding] = edits
+        except Exception:  # a fix libcst cannot render: that finding simply gets no SARIF fix
+            continue
+    return found
+
+
+def text_edits(before: str, after: str) -> list[TextEdit]:
+    """Minimal replacements that turn ``before`` into ``after``: a line diff, each changed block
+    trimmed to the characters that differ."""
+    old_breaks, new_breaks = _breaks(before), _breaks(after)
+    old_starts = _line_starts(before, old_breaks)
+    new_starts = _line_starts(after, new_breaks)
+    old_lines = [before[a:b] for a, b in zip(old_starts, old_starts[1:])]
+    new_lines = [after[a:b] for a, b in zip(new_starts, new_starts[1:])]
+    spans: list[tuple[int, int, str]] = []  # (start, end, replacement) as offsets into before
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        # A block of as many new lines as old ones is edited line by line: renames stay small.
+        pairs = [(i, j, i + 1, j + 1) for i, j in zip(range(i1, i2), range(j1, j2))] if i2 - i1 == j2 - j1 else [(i1, j1, i2, j2)]
+        for a1, b1, a2, b2 in pairs:
+            start, end = old_starts[a1], old_starts[a2]
+            old_part, new_part = before[start:end], after[new_starts[b1]:new_starts[b2]]
+            if old_part == new_part:
+                continue
+            prefix = _common_prefix(old_part, new_part)
+            suffix = _common_prefix(old_part[prefix:][::-1], new_part[prefix:][::-1])
+            # Widen to whole identifiers: replace `SyncDataCollector`, not delete `SyncData`.
+            while prefix and _is_word(old_part[prefix - 1]) and (_is_word(old_part[prefix:prefix + 1]) or _is_word(new_part[prefix:prefix + 1])):
+                prefix -= 1
+            while suffix and _is_word(old_part[-suffix]) and (_is_word(old_part[-suffix - 1:-suffix]) or _is_word(new_part[-suffix - 1:-suffix])):
+                suffix -= 1
+            spans.append((start + prefix, end - suffix, new_part[prefix:len(new_part) - suffix]))
+    merged: list[tuple[int, int, str]] = []
+    for start, end, text in spans:  # edits that touch become one: no two share a boundary
+        if merged and start <= merged[-1][1]:
+            previous = merged.pop()
+            start, text = previous[0], previous[2] + before[previous[1]:start] + text
+        merged.append((start, end, text))
+    return [TextEdit(*_position(old_breaks, start), *_position(old_breaks, end), text) for start, end, text in merged]
+
+
+def _breaks(text: str) -> list[int]:
+    """Offsets just past each line break."""
+    return [match.end() for match in _BREAK.finditer(text)]
+
+
+def _line_starts(text: str, breaks: list[int]) -> list[int]:
+    """Where each line starts, plus the end of the text (so line k is starts[k]:starts[k + 1])."""
+    starts = [0, *breaks]
+    if starts[-1] != len(text):
+        starts.append(len(text))
+    return starts
+
+
+def _position(breaks: list[int], offset: int) -> tuple[int, int]:
+    """(line, column), 1-based, of a character offset."""
+    line_index = bisect.bisect_right(breaks, offset)
+    line_start = breaks[line_index - 1] if line_index else 0
+    return line_index + 1, offset - line_start + 1
+
+
+def _is_word(char: str) -> bool:
+    return bool(char) and (char.isalnum() or char == "_")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
