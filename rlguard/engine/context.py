@@ -82,11 +82,8 @@ class FileContext:
         if dotted is None:
             return None
         head = dotted.partition(".")[0]
-        binding = self.lookup(head)
-        if binding is not None and head not in self.imports.names:
-            return None
-        if binding is not None and (binding.value is not None or binding.opaque):
-            return None  # an import later rebound by assignment
+        if self.lookup(head) is not None:
+            return None  # a local name: a parameter or assignment, even one shadowing an import
         return self.imports.resolve_dotted(dotted)
 
     def callee(self, node: cst.CSTNode) -> Optional[str]:

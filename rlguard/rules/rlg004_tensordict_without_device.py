@@ -590,31 +590,38 @@ def _values(call: cst.Call) -> list[cst.BaseExpression]:
 
 def _read_only_from(call: cst.Call, params: list[str], is_tensordict: Callable[[cst.Call], bool]) -> Optional[str]:
     """The parameter every value of the new TensorDict is read from, if there is one."""
-    values = _values(call)
-    if not values:
+    leaves = _leaves(call, is_tensordict)
+    if not leaves:
         return None  # an empty TensorDict is filled later, with values from anywhere
     for param in params:
-        if all(_is_read_from(value, param, is_tensordict) for value in values):
+        if all(_is_read_from(leaf, param) for leaf in leaves):
             return param
     return None
 
 
-def _is_read_from(node: cst.BaseExpression, param: str, is_tensordict: Callable[[cst.Call], bool]) -> bool:
-    """``param[key]``, ``param.get(key)``, or a dict / TensorDict made only of those."""
-    if isinstance(node, cst.Dict):
-        return bool(node.elements) and all(
-            isinstance(el, cst.DictElement) and _is_read_from(el.value, param, is_tensordict) for el in node.elements
-        )
+def _leaves(call: cst.Call, is_tensordict: Callable[[cst.Call], bool]) -> list[cst.BaseExpression]:
+    """The values a TensorDict call puts in, looking into dict literals and nested TensorDict calls.
+    A ``**`` entry is kept as a leaf of its own (it is never a plain read)."""
+    found: list[cst.BaseExpression] = []
+    stack: list[cst.BaseExpression] = list(reversed(_values(call)))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Dict):
+            for element in reversed(node.elements):
+                stack.append(element.value)
+        elif isinstance(node, cst.Call) and is_tensordict(node):
+            stack.extend(reversed(_values(node)))
+        else:
+            found.append(node)
+    return found
+
+
+def _is_read_from(node: cst.BaseExpression, param: str) -> bool:
+    """``param[key]``, ``param[a][b]`` or ``param.get(key)``."""
     if isinstance(node, cst.Subscript):
-        return _is_param(node.value, param) or (
-            isinstance(node.value, cst.Subscript) and _is_read_from(node.value, param, is_tensordict)
-        )
+        return _is_param(node.value, param) or (isinstance(node.value, cst.Subscript) and _is_read_from(node.value, param))
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _READ_METHODS:
         return _is_param(node.func.value, param)
-    if isinstance(node, cst.Call) and is_tensordict(node):
-        # A nested TensorDict of such reads: the same fix gives it the same device.
-        values = _values(node)
-        return bool(values) and all(_is_read_from(value, param, is_tensordict) for value in values)
     return False
 
 
