@@ -45,6 +45,22 @@ MULTI_PROCESS_COLLECTORS = frozenset(
 DEEPCOPYING_LOSSES = frozenset({"DDPGLoss", "DiscreteCQLLoss", "QMixerLoss"})
 ALL_LOSSES_COPY_BEFORE = (0, 5)
 LOSS_MODULES = ("torchrl.objectives",)
+# The networks each torchrl loss takes, in positional order (torchrl 0.14.1 signatures): which
+# argument ``loss.get_stateful_net("<name>")`` copies when the loss was built positionally.
+LOSS_NETWORK_PARAMETERS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("DQNLoss", "DistributionalDQNLoss", "DiscreteCQLLoss"), ("value_network",)),
+    **dict.fromkeys(("A2CLoss", "PPOLoss", "ClipPPOLoss", "KLPENPPOLoss", "IPPOLoss", "MAPPOLoss", "ReinforceLoss"),
+                    ("actor_network", "critic_network")),
+    **dict.fromkeys(("CQLLoss", "CrossQLoss", "DiscreteSACLoss", "REDQLoss", "TD3Loss", "TD3BCLoss", "TQCLoss"),
+                    ("actor_network", "qvalue_network")),
+    **dict.fromkeys(("SACLoss", "IQLLoss", "DiscreteIQLLoss"), ("actor_network", "qvalue_network", "value_network")),
+    **dict.fromkeys(("BCLoss", "ACTLoss", "DTLoss", "OnlineDTLoss", "DiffusionBCLoss", "GRPOLoss", "CISPOLoss"),
+                    ("actor_network",)),
+    "DDPGLoss": ("actor_network", "value_network"),
+    "QMixerLoss": ("local_value_network", "mixer_network"),
+    "RNDLoss": ("predictor_network", "target_network"),
+    "GAILLoss": ("discriminator_network",),
+}
 
 # Modules that hold the policy they wrap: an uncopyable inner module makes them uncopyable.
 POLICY_WRAPPERS = frozenset(

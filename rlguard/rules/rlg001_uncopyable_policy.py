@@ -24,6 +24,7 @@ from rlguard.rules.data import (
     ALL_LOSSES_COPY_BEFORE,
     COPY_HOOKS,
     DEEPCOPYING_LOSSES,
+    LOSS_NETWORK_PARAMETERS,
     MODULE_METHODS_RETURNING_SELF,
     MULTI_PROCESS_COLLECTORS,
     POLICY_WRAPPERS,
@@ -45,6 +46,8 @@ LOSS_NETWORK_KEYWORDS = frozenset({"actor", "critic"})
 # ``Collector(..., backend=...)`` values that run the policy in other processes (torchrl >= 0.14).
 REMOTE_BACKENDS = frozenset({"process", "ray", "rpc", "distributed", "submitit"})
 _MAX_DEPTH = 8  # how far names, wrappers and nested classes are followed
+# Pickling (multi-process collectors) ignores ``__deepcopy__``: only these hooks make a class picklable.
+PICKLE_HOOKS = COPY_HOOKS - {"__deepcopy__"}
 
 _HOOK = "give `{holder}` a `__deepcopy__` that shares or rebuilds that member"
 _MARK = "mark the class `@rlguard.runtime.uncopyable` to state that it must never be copied"
@@ -100,32 +103,35 @@ _MEMO: "weakref.WeakKeyDictionary[ProjectIndex, dict]" = weakref.WeakKeyDictiona
 
 
 def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[str, ...],
-             stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
+             hooks: frozenset[str] = COPY_HOOKS, stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
     """Why instances of the class ``qualname`` cannot be deep-copied, or None if they can (as far as we know)."""
     memo = _MEMO.setdefault(index, {})
-    key = (qualname, os.path.dirname(near), user_types)
+    key = (qualname, os.path.dirname(near), user_types, hooks)
     if key in memo:
         return memo[key]
     cls = index.get_class(qualname, near)
     found = None
     if cls is not None and cls.qualname not in stack and len(stack) < _MAX_DEPTH:
-        found = _class_culprit(index, cls.qualname, cls.path, user_types, stack + (cls.qualname,))
+        found = _class_culprit(index, cls.qualname, cls.path, user_types, hooks, stack + (cls.qualname,))
     if not stack or found is not None:  # a result inside a cycle depends on the path: do not keep it
         memo[key] = found
     return found
 
 
 def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tuple[str, ...],
-                   stack: tuple[str, ...]) -> Optional[_Culprit]:
+                   hooks: frozenset[str], stack: tuple[str, ...]) -> Optional[_Culprit]:
     chain = [facts for _, facts in index.ancestry(qualname, path) if facts is not None]
     for facts in chain:
-        if facts.methods & COPY_HOOKS or UNCOPYABLE_MARKERS.intersection(facts.decorators):
+        if facts.methods & hooks or UNCOPYABLE_MARKERS.intersection(facts.decorators):
             return None  # copies by its own rules, or deliberately never copied
     # A member that cannot be copied itself is a better answer than one found through another class.
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for fact in attr_facts:
                 what = _what(fact.callee, user_types)
+                if what is None and user_types and fact.callee is not None:
+                    # A listed project class imported through a re-export (``from robot import Camera``).
+                    what = _what(index.canonical(fact.callee, facts.path), user_types)
                 if what is not None:
                     return _Culprit(qualname, (attr,), what, facts.path, fact.line)
     for facts in chain:
@@ -133,21 +139,21 @@ def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tu
             for fact in attr_facts:
                 if fact.callee is None or fact.callee.startswith("<"):
                     continue
-                inner = _culprit(index, fact.callee, facts.path, user_types, stack)
+                inner = _culprit(index, fact.callee, facts.path, user_types, hooks, stack)
                 if inner is not None:
                     return _Culprit(qualname, (attr, *inner.member), inner.what, inner.path, inner.line)
     return None
 
 
 def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str,
-                  user_types: tuple[str, ...]) -> Optional[_Culprit]:
+                  user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS) -> Optional[_Culprit]:
     """Why the value ``self.<attr>`` of the class (set in any method, or in a base) cannot be copied."""
     for _, facts in index.ancestry(class_qualname, near):
         if facts is None:
             continue
         for fact in facts.attrs.get(attr, ()):
             if fact.callee is not None and not fact.callee.startswith("<"):
-                found = _culprit(index, fact.callee, facts.path, user_types)
+                found = _culprit(index, fact.callee, facts.path, user_types, hooks)
                 if found is not None:
                     return found
     return None
@@ -178,12 +184,17 @@ def _is_network_keyword(name: str) -> bool:
     return name.endswith(LOSS_NETWORK_SUFFIXES) or name in LOSS_NETWORK_KEYWORDS
 
 
-def _loss_networks(call: cst.Call, network: Optional[str] = None) -> list[cst.BaseExpression]:
-    """The networks a loss constructor is given (only ``network``'s, when it was passed by keyword)."""
+def _loss_networks(call: cst.Call, loss: str, network: Optional[str] = None) -> list[cst.BaseExpression]:
+    """The networks a loss constructor is given; with ``network``, only that one (or none, if unknown)."""
     if network is not None:
         named = keyword(call, network)
         if named is not None:
             return [named.value]
+        order = LOSS_NETWORK_PARAMETERS.get(loss, ())
+        args = positional(call)
+        if network in order and order.index(network) < len(args) and not any(a.star for a in call.args):
+            return [args[order.index(network)].value]
+        return []
     return [arg.value for arg in call.args
             if not arg.star and (arg.keyword is None or _is_network_keyword(arg.keyword.value))]
 
@@ -208,7 +219,8 @@ class UncopyablePolicy(Rule):
         "A class is uncopyable when some method assigns `self.x` such a value, or an instance of "
         "another uncopyable class of the project (the message then names the path, e.g. "
         "`self.camera.lock`), and neither it nor a base defines `__deepcopy__`, `__getstate__`, "
-        "`__reduce__` or `__reduce_ex__`, and it is not marked `@rlguard.runtime.uncopyable`. An "
+        "`__reduce__` or `__reduce_ex__` (where the policy is pickled, `__deepcopy__` does not count: "
+        "pickling ignores it), and it is not marked `@rlguard.runtime.uncopyable`. An "
         "expression is such a policy when it builds the class, is a name or `self.attr` bound to one, "
         "or wraps one (`TensorDictModule`, `TensorDictSequential`, `ProbabilisticActor`, `Actor`, "
         "`ValueOperator`, `QValueActor`, `nn.Sequential`, `nn.ModuleList`, ...).\n\n"
@@ -232,12 +244,15 @@ class UncopyablePolicy(Rule):
         "    ```\n\n"
         "   For multi-process collectors, which pickle the policy, `__getstate__`/`__setstate__` "
         "that drop and rebuild the member do the same.\n"
-        "2. Do not hand a built policy over: pass `policy_factory=make_policy` to the collector, so "
-        "the policy is built where it runs (in each worker process).\n"
+        "2. Do not hand a built policy over: pass `policy_factory=make_policy` to a multi-process or "
+        "distributed collector, so each worker builds its own policy. A single-process `Collector` "
+        "moves even the factory's policy to `policy_device=` by deep-copying it: there, build the "
+        "policy on its device yourself and leave `policy_device=`/`device=` out.\n"
         "3. Mark the class `@rlguard.runtime.uncopyable` (or one instance, with "
         "`rlguard.runtime.uncopyable(policy)`) to state that it must never be copied. The rule then "
-        "stays quiet, and rlguard's runtime refuses the copy with a clear error instead of a "
-        "pickling traceback."
+        "stays quiet; with `rlguard.runtime.install()`, a `Collector` runs a marked policy in place "
+        "instead of copying it, and a multi-process collector refuses it with an error that names "
+        "the member, instead of a pickling traceback."
     )
     options = (
         Option("uncopyable-types", list, [],
@@ -373,12 +388,14 @@ class UncopyablePolicy(Rule):
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> Optional[dict[str, str]]:
         user_types = _user_types(options)
-        if requirement[0] == "uncopyable":
-            culprit = _culprit(index, requirement[1], path, user_types)
-        elif requirement[0] == "uncopyable-attr":
-            culprit = _attr_culprit(index, requirement[1], requirement[2], path, user_types)
-        else:
+        kind, _, what = requirement[0].partition("-")  # "uncopyable" / "unpicklable", "-attr" for self.<attr>
+        if kind not in ("uncopyable", "unpicklable"):
             return None
+        hooks = PICKLE_HOOKS if kind == "unpicklable" else COPY_HOOKS
+        if what == "attr":
+            culprit = _attr_culprit(index, requirement[1], requirement[2], path, user_types, hooks)
+        else:
+            culprit = _culprit(index, requirement[1], path, user_types, hooks)
         if culprit is None:
             return None
         return {
@@ -502,7 +519,7 @@ class UncopyablePolicy(Rule):
             how = f"`{name}` deep-copies the networks it is given, which raises"
         else:
             return
-        self._flag(node, _loss_networks(node), how, _FIX_LOSS)
+        self._flag(node, _loss_networks(node, name), how, _FIX_LOSS)
 
     def _stateful_net(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
         copy_arg = keyword(node, "copy")
@@ -518,9 +535,12 @@ class UncopyablePolicy(Rule):
         if callee is None or not is_torchrl_loss(callee):
             return
         first = next(iter(positional(node)), None) or keyword(node, "network_name")
-        network = first.value.evaluated_value if first is not None and isinstance(first.value, cst.SimpleString) else None
+        if first is None or not isinstance(first.value, cst.SimpleString):
+            return  # which network is copied is unknown
+        network = first.value.evaluated_value
         how = "`get_stateful_net` deep-copies the network unless `copy=False`, which raises"
-        self._flag(node, _loss_networks(loss, network if isinstance(network, str) else None), how, _FIX_STATEFUL)
+        if isinstance(network, str):
+            self._flag(node, _loss_networks(loss, _short(callee), network), how, _FIX_STATEFUL)
 
     def _flag(self, node: cst.Call, values: list[cst.BaseExpression], how: str, remedies: str,
               verb: str = "deep-copied") -> None:
@@ -529,6 +549,8 @@ class UncopyablePolicy(Rule):
 
     def _report_policy(self, node: cst.Call, found: list[Requirement], how: str, remedies: str,
                        verb: str = "deep-copied") -> None:
+        if verb == "pickled":  # a ``__deepcopy__`` does not help a class that is pickled
+            found = [(r[0].replace("uncopyable", "unpicklable", 1), *r[1:]) for r in found]
         requirements = tuple(dict.fromkeys(found))
         if requirements:
             self.report(node, f"{how}: {_CAUSE % verb}. To fix it, {remedies}.", requires=requirements)

@@ -7,12 +7,17 @@ installed torchrl rather than of the rule's tables.
 
 from __future__ import annotations
 
+import copy
+import pickle
 import runpy
 import textwrap
+import threading
 
 import pytest
 
 pytest.importorskip("torchrl")
+
+from torch import nn  # noqa: E402
 
 from rlguard.testing import check_source  # noqa: E402
 
@@ -225,3 +230,32 @@ def test_deepcopy_of_the_module_is_flagged_at_any_target(tmp_path, target):
     assert len(_rlg001(code, target=target)) == 1
     with pytest.raises(TypeError, match="cannot pickle"):
         _run(tmp_path, code)
+
+
+class _WithDeepcopy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lock = threading.Lock()
+
+    def __deepcopy__(self, memo):
+        return type(self)()
+
+
+class _WithGetstate(_WithDeepcopy):
+    def __getstate__(self):
+        state = super().__getstate__().copy()
+        state.pop("lock")
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.lock = threading.Lock()
+
+
+def test_pickling_ignores_deepcopy_but_not_getstate():
+    """Why multi-process sites exempt only __getstate__/__reduce__: a __deepcopy__ does not make a class picklable."""
+    copy.deepcopy(_WithDeepcopy())
+    with pytest.raises(TypeError, match="cannot pickle"):
+        pickle.dumps(_WithDeepcopy())
+    clone = pickle.loads(pickle.dumps(_WithGetstate()))
+    assert isinstance(clone.lock, type(threading.Lock()))

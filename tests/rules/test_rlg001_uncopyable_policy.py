@@ -847,3 +847,58 @@ def test_policy_factories(call, expected):
     if expected:
         assert "deep-copies the policy that `policy_factory` builds" in messages[0]
         assert "`policy_factory=` does not avoid this copy" in messages[0]
+
+
+def test_user_listed_project_class_through_a_re_export():
+    files = {
+        "robot/__init__.py": "from robot.hardware import Arm\n",
+        "robot/hardware.py": "class Arm:\n    def __init__(self, port):\n        self.port = port\n",
+    }
+    code = """\
+import copy
+from torch import nn
+from robot import Arm
+
+
+class ReachPolicy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.arm = Arm("/dev/ttyUSB0")
+
+
+copy.deepcopy(ReachPolicy())
+"""
+    assert flagged(code, extra_files=files) == []
+    messages = flagged(code, extra_files=files, options={"RLG001": {"uncopyable-types": ["robot.hardware.Arm"]}})
+    assert len(messages) == 1 and "`self.arm` holds a `robot.hardware.Arm`" in messages[0]
+
+
+def test_a_deepcopy_hook_does_not_help_a_pickled_policy():
+    code = LOCKED + """
+    def __deepcopy__(self, memo):
+        return LockedNet()
+
+
+from torchrl.collectors import Collector, MultiSyncCollector
+
+single = Collector(env, LockedNet(), frames_per_batch=64, policy_device="cuda")
+multi = MultiSyncCollector([make_env] * 2, LockedNet(), frames_per_batch=64)
+"""
+    messages = flagged(code)
+    assert len(messages) == 1 and "`MultiSyncCollector` pickles the policy" in messages[0]
+    pickled = code.replace("def __deepcopy__(self, memo):", "def __getstate__(self):")
+    assert flagged(pickled) == []
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("loss_module.get_stateful_net('qvalue_network')", 1),
+        ("loss_module.get_stateful_net('actor_network')", 0),
+        ("loss_module.get_stateful_net('value_network')", 0),  # SACLoss got no value network here
+        ("loss_module.get_stateful_net(name)", 0),  # which network is unknown
+    ],
+)
+def test_get_stateful_net_on_a_loss_built_positionally(call, expected):
+    code = LOSS.format(imports="from torchrl.objectives import SACLoss", call="SACLoss(actor, value_net)") + f"net = {call}\n"
+    assert len(flagged(code)) == expected
