@@ -144,6 +144,10 @@ class ProjectIndex:
                 return name
         return None
 
+    def importers(self, qualname: str) -> list[str]:
+        """Paths of the indexed files that import ``qualname`` by name (``from m import X``)."""
+        return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
+
 
 def _nearest(candidates: list[ClassFacts], near: str) -> ClassFacts:
     """Several scripts may define ``utils.Policy``: prefer the one beside the asking file."""

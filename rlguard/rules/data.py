@@ -23,6 +23,20 @@ COLLECTOR_RENAMES: dict[str, str] = {
 }
 COLLECTOR_NAMES_REMOVED_IN = (0, 13)
 COLLECTOR_MODULES = ("torchrl.collectors", "torchrl.collectors.collectors", "torchrl.collectors.distributed")
+# Where each old name could be imported from (torchrl 0.11-0.12, public re-exports and the module
+# defining it). torchrl 0.14.1 has the new name in each of these modules (tests/rules/test_rlg006_execution.py).
+_COLLECTORS_PUBLIC = ("torchrl.collectors", "torchrl.collectors.collectors")
+COLLECTOR_OLD_NAME_MODULES: dict[str, tuple[str, ...]] = {
+    "SyncDataCollector": (*_COLLECTORS_PUBLIC, "torchrl.collectors._single"),
+    "aSyncDataCollector": (*_COLLECTORS_PUBLIC, "torchrl.collectors._single_async"),
+    "MultiSyncDataCollector": (*_COLLECTORS_PUBLIC, "torchrl.collectors._multi_sync"),
+    "MultiaSyncDataCollector": (*_COLLECTORS_PUBLIC, "torchrl.collectors._multi_async"),
+    "DataCollectorBase": (*_COLLECTORS_PUBLIC, "torchrl.collectors._base"),
+    "_MultiDataCollector": _COLLECTORS_PUBLIC,
+    "DistributedDataCollector": ("torchrl.collectors.distributed", "torchrl.collectors.distributed.generic"),
+    "DistributedSyncDataCollector": ("torchrl.collectors.distributed", "torchrl.collectors.distributed.sync"),
+    "RPCDataCollector": ("torchrl.collectors.distributed", "torchrl.collectors.distributed.rpc"),
+}
 
 # Collectors that run the policy in the calling process: they deep-copy it only to move it to
 # ``policy_device``/``device``.

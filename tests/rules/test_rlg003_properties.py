@@ -29,7 +29,7 @@ TENSOR_LEAVES = [
     "{T}.zeros(2)", "{T}.tensor(1.5)", "{x}", "{x}.mean()", "{x} * 2", "-{x}", "{x}[0]", "{T}.stack([{x}, {x}])",
     "{x}.max()", "{x}.detach().cpu()", "{T}.arange(3).float() / 2", "{x} > 0", "{T}.sort({x}).values",
 ]
-PLAIN_LEAVES = ["1", "'text'", "{x}.item()", "None", "{x}.tolist()", "len({x})", "[1.5, 2]"]
+PLAIN_LEAVES = ["1", "'text'", "{x}.sum().item()", "None", "{x}.tolist()", "len({x})", "[1.5, 2]"]
 
 
 def leaf():
