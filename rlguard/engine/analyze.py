@@ -71,30 +71,38 @@ class FileTimeout(BaseException):  # not Exception: no broad handler may swallow
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise FileTimeout after ``seconds`` (main thread only; elsewhere no limit is enforced)."""
+def time_limit(seconds: float) -> Iterator[list[bool]]:
+    """Raise FileTimeout after ``seconds`` (main thread only; elsewhere no limit is enforced).
+
+    Yields a flag that turns true when the limit fired: libcst code that is interrupted may
+    raise something else from a ``finally`` block, which must still count as the timeout.
+    """
+    fired = [False]
     if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
+        yield fired
         return
 
     def expire(_signum, _frame):
+        fired[0] = True
         raise FileTimeout
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        yield fired
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
 def analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex] = None) -> FileResult:
+    timed_out = FileResult(path, skipped=f"took longer than the per-file time limit ({settings.timeout:g} s)")
     try:
-        with time_limit(settings.timeout):
-            return _analyze_file(path, settings, index)
+        with time_limit(settings.timeout) as fired:
+            result = _analyze_file(path, settings, index)
     except FileTimeout:
-        return FileResult(path, skipped=f"took longer than the per-file time limit ({settings.timeout:g} s)")
+        return timed_out
+    return timed_out if fired[0] else result
 
 
 def _analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex]) -> FileResult:
