@@ -61,3 +61,30 @@ def test_default_cache_lives_at_the_project_root(tree):
     tree.write("src/a.py", OLD_IMPORT)
     tree.run("check", "src")
     assert os.path.isfile(os.path.join(tree.root, ".rlguard_cache", ".gitignore"))
+
+
+POLICY = """\
+import threading
+from torch import nn
+
+
+class CamPolicy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lock = threading.Lock()
+"""
+COPYING = "import copy\nfrom mypkg.policies import CamPolicy\n\ntwin = copy.deepcopy(CamPolicy())\n"
+
+
+def test_a_fact_changing_in_one_file_changes_the_verdict_in_another(tree, tmp_path_factory):
+    cache_dir = str(tmp_path_factory.mktemp("cache"))
+    tree.write("mypkg/__init__.py", "")
+    tree.write("mypkg/policies.py", POLICY)
+    tree.write("train.py", COPYING)
+    first, project = _run(tree.root, cache_dir)
+    assert [(f.code, f.path.rsplit("/", 1)[-1]) for f in first.findings] == [("RLG001", "train.py")]
+    assert "`self.lock`" in first.findings[0].message
+    tree.write("mypkg/policies.py", POLICY + "\n    def __deepcopy__(self, memo):\n        return CamPolicy()\n")
+    second, project = _run(tree.root, cache_dir)
+    assert second.findings == []
+    assert project.analyzed == 1, "only the changed file is parsed again; train.py's verdict is re-resolved from the index"
