@@ -171,3 +171,11 @@ def test_runtime_page_names_exist():
     assert documented == guard_keywords
     for fixture_or_marker in ("--rlguard", "rlguard_runtime", "@pytest.mark.rlguard"):
         assert fixture_or_marker in text
+
+
+def test_generation_does_not_depend_on_hash_seed():
+    """Pages must not change between runs (a set's repr in an option default would)."""
+    script = "import json, rlguard.docs as d; print(json.dumps(d.generate(), sort_keys=True))"
+    outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(outputs) == 1

@@ -204,3 +204,24 @@ def test_cli_sarif_output_is_valid(tmp_path, validator):
     for r in results:
         if "fixes" in r:  # present once the CLI passes the project's fixes to the reporter
             assert r["ruleId"] == "RLG006"
+
+
+def _cli_passes_fixes() -> bool:
+    import inspect
+
+    from rlguard import commands
+
+    return "fix_edits" in inspect.getsource(commands)
+
+
+@pytest.mark.xfail(not _cli_passes_fixes(), strict=True,
+                   reason="rlguard/commands.py does not pass sarif_fixes.fix_edits(report, project) to sarif.render yet")
+def test_cli_sarif_output_carries_fixes(tmp_path, validator):
+    (tmp_path / "train.py").write_text(OLD, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "rlguard", "check", "--format", "sarif", "--no-cache", "."],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    document = validate(validator, result.stdout)
+    (result_,) = document["runs"][0]["results"]
+    (fix,) = result_["fixes"]
+    (change,) = fix["artifactChanges"]
+    assert _apply(OLD, change["replacements"]) == NEW
