@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import Optional, Sequence
@@ -18,12 +19,34 @@ def rules_table() -> str:
     return "\n".join(rows)
 
 
+MAIN_EXAMPLE_FILE = "example.py"  # the name rlguard.testing checks an example under
+
+
+def _rule_of(example: Example) -> str:
+    for rule in RULES:
+        if any(example is e for e in (*rule.valid, *rule.invalid)):
+            return rule.code
+    return "RLGxxx"
+
+
 def _example_block(example: Example, fixed: bool = False) -> str:
     lines = []
     if example.note:
         lines.append(example.note + "\n")
     if example.target:
         lines.append(f"With `target-torchrl = \"{example.target}\"`:\n")
+    if example.options:
+        # The rule's own options, as the user would write them (json's literals are TOML's here).
+        settings = "\n".join(f"{key} = {json.dumps(value)}" for key, value in example.options.items())
+        lines.append(f"With these options:\n\n```toml\n[tool.rlguard.rules.{_rule_of(example)}]\n{settings}\n```\n")
+    for path, text in example.files.items():
+        # Other files of the same project: rules see classes across files.
+        if text.strip():
+            lines.append(f"`{path}`:\n\n```python\n" + text.rstrip("\n") + "\n```\n")
+        else:
+            lines.append(f"`{path}`: (empty)\n")
+    if example.files:
+        lines.append(f"`{MAIN_EXAMPLE_FILE}`:\n")
     lines.append("```python\n" + example.code.rstrip("\n") + "\n```\n")
     if fixed and example.fixed is not None:
         safety = "unsafe fix (`--unsafe-fixes`)" if example.unsafe else "safe fix"
