@@ -10,6 +10,7 @@ class of the project), and names that member and where it was set.
 from __future__ import annotations
 
 import os
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
@@ -127,13 +128,15 @@ def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tu
     # A member that cannot be copied itself is a better answer than one found through another class.
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
-            for fact in attr_facts:
+            for nth, fact in enumerate(attr_facts):
                 what = _what(fact.callee, user_types)
                 if what is None and user_types and fact.callee is not None:
                     # A listed project class imported through a re-export (``from robot import Camera``).
                     what = _what(index.canonical(fact.callee, facts.path), user_types)
                 if what is not None:
-                    return _Culprit(qualname, (attr,), what, facts.path, fact.line)
+                    line = fact.line or _assignment_line(facts.path, facts.name, attr, fact.callee,
+                                                         nth, len(attr_facts))
+                    return _Culprit(qualname, (attr,), what, facts.path, line)
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for fact in attr_facts:
@@ -157,6 +160,53 @@ def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str
                 if found is not None:
                     return found
     return None
+
+
+_SOURCE_LINES: dict[str, tuple[float, list[str]]] = {}  # path -> (mtime, lines), for findings' messages
+
+
+def _assignment_line(path: str, class_name: str, attr: str, callee: Optional[str], nth: int, count: int) -> int:
+    """The line of the ``nth`` of ``count`` assignments ``self.<attr> = ...`` in class ``class_name`` (0 if not found).
+
+    Only findings need it, so it is read from the text here, once per finding, instead of paying a
+    position pass over every file that stores a lock. When the text and the index disagree on the
+    number of assignments, the first one that names the constructor wins, else the first one.
+    """
+    try:
+        mtime = os.path.getmtime(path)
+        cached = _SOURCE_LINES.get(path)
+        if cached is None or cached[0] != mtime:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                cached = _SOURCE_LINES[path] = (mtime, handle.read().splitlines())
+    except OSError:
+        return 0
+    lines = cached[1]
+    start, end = _class_block(lines, class_name)
+    target = re.compile(rf"^\s*\w+\.{re.escape(attr)}\s*(:[^=]*)?=(?!=)")
+    assignments = [number for number in range(start + 1, end + 1) if target.match(lines[number - 1])]
+    if len(assignments) == count:
+        return assignments[nth]
+    name = "for" if callee == "<generator>" else (callee or "").rpartition(".")[2]
+    named = [n for n in assignments if name and re.search(rf"\b{re.escape(name)}\b", lines[n - 1])]
+    return (named or assignments or [0])[0]
+
+
+def _class_block(lines: list[str], class_name: str) -> tuple[int, int]:
+    """First and last line numbers of the body of ``class <class_name>`` (the whole file if not found)."""
+    header = re.compile(rf"^(\s*)class\s+{re.escape(class_name)}\b")
+    for number, text in enumerate(lines, 1):
+        match = header.match(text)
+        if match is None:
+            continue
+        indent = len(match.group(1).expandtabs())
+        for end in range(number, len(lines)):
+            text = lines[end]
+            stripped = text.strip()
+            if stripped and not stripped.startswith("#") and len(text) - len(text.lstrip()) <= indent \
+                    and not stripped.startswith((")", "]", "}")):
+                return number, end
+        return number, len(lines)
+    return 0, len(lines)
 
 
 def _where(defined_in: str, line: int, reported_in: str) -> str:
@@ -404,13 +454,6 @@ class UncopyablePolicy(Rule):
             "what": culprit.what,
             "where": _where(culprit.path, culprit.line, path),
         }
-
-    @classmethod
-    def notable_callees(cls, options: Mapping[str, Any]) -> frozenset[str]:
-        names = set(UNCOPYABLE_TYPES) | set(_user_types(options))
-        for prefix, replacement in UNCOPYABLE_ALIASES.items():
-            names |= {prefix + n[len(replacement):] for n in UNCOPYABLE_TYPES if n.startswith(replacement)}
-        return frozenset(names)
 
     # ----- visitors -----
     def visit_Return(self, node: cst.Return) -> None:

@@ -902,3 +902,73 @@ multi = MultiSyncCollector([make_env] * 2, LockedNet(), frames_per_batch=64)
 def test_get_stateful_net_on_a_loss_built_positionally(call, expected):
     code = LOSS.format(imports="from torchrl.objectives import SACLoss", call="SACLoss(actor, value_net)") + f"net = {call}\n"
     assert len(flagged(code)) == expected
+
+
+def test_location_of_a_member_set_over_several_lines_or_twice():
+    code = """\
+import copy
+import threading
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self, shared=None):
+        super().__init__()
+        self.lock = None
+        self.lock == shared  # a comparison, not an assignment
+        self.lock = (
+            threading.Lock()
+        )
+
+    def reset(self):
+        self.lock = threading.Lock()
+
+
+copy.deepcopy(Policy())
+"""
+    messages = flagged(code)
+    assert len(messages) == 1 and "`self.lock` holds a thread lock, set at line 11" in messages[0]
+
+
+def test_location_with_an_annotation_and_another_self_name():
+    code = """\
+import copy
+import queue
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(module):
+        super().__init__()
+        module.inbox: queue.Queue = queue.Queue()
+
+
+copy.deepcopy(Policy())
+"""
+    messages = flagged(code)
+    assert len(messages) == 1 and "`self.inbox` holds a thread queue, set at line 9" in messages[0]
+
+
+def test_location_in_the_right_class_when_two_classes_set_the_same_member():
+    code = """\
+import copy
+import threading
+from torch import nn
+
+
+class Recorder:
+    def __init__(self):
+        self.lock = None
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # twice: either line is right, the first is named
+
+
+copy.deepcopy(Policy())
+"""
+    messages = flagged(code)
+    assert len(messages) == 1 and "set at line 14" in messages[0]
