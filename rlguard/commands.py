@@ -17,7 +17,8 @@ from rlguard.engine.target import resolve_target
 from rlguard.engine.workers import default_jobs, run_all
 from rlguard.fix.run import FileFix, FixRequest, fix_file
 from rlguard.fix.write import WriteError, write_if_unchanged
-from rlguard.report import FORMATS, text
+from rlguard.report import FORMATS, sarif, text
+from rlguard.report.sarif_fixes import fix_edits
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -62,12 +63,15 @@ def run_lint(args: argparse.Namespace) -> int:
         print(f"{path}: skipped: {reason}", file=sys.stderr)
     if args.command == "fix" or getattr(args, "fix", False) or args.diff:
         return _fix(args, report, project)
-    return _report(args, report)
+    return _report(args, report, project)
 
 
-def _report(args: argparse.Namespace, report: Report) -> int:
+def _report(args: argparse.Namespace, report: Report, project: Project) -> int:
     if args.format == "text" and args.quiet:
         sys.stdout.write("".join(text.line(f) + "\n" for f in [*report.findings, *report.unused_suppressions]))
+    elif args.format == "sarif":
+        # SARIF carries each fix's edits, which takes the parsed project, not only the findings.
+        sys.stdout.write(sarif.render(report, fixes=fix_edits(report, project)))
     else:
         sys.stdout.write(FORMATS[args.format](report))
     if args.statistics:
