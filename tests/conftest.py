@@ -1,6 +1,15 @@
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests with a fixed derandomised seed, so a red run is reproducible;
+# locally they explore new examples every run.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 from tests.helpers import Tree
 
