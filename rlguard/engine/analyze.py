@@ -9,7 +9,7 @@ import contextlib
 import hashlib
 import signal
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
@@ -19,7 +19,7 @@ from rlguard.engine.findings import Finding, FixSummary, PendingFinding, Span
 from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
 from rlguard.engine.parse import ParseError, Source, decode, parse, syntax_error
 from rlguard.engine.positions import spans_for
-from rlguard.engine.prefilter import rules_needed
+from rlguard.engine.prefilter import ClassCondition, rules_needed
 from rlguard.engine.suppress import Suppression, find_suppressions
 from rlguard.engine.traversal import bookkeeping, walk
 from rlguard.rules import ENGINE_CODES, RULES_BY_CODE
@@ -33,13 +33,15 @@ class Settings:
     codes: tuple[str, ...]  # selected rules
     target: tuple[int, ...]
     options: Mapping[str, Mapping[str, Any]]  # per rule, defaults filled in
-    tokens: Mapping[str, tuple[tuple[str, ...], ...]]  # pre-filter groups per rule, derived names added
+    tokens: Mapping[str, tuple[tuple[str, ...], ...]]  # pre-filter groups per rule
+    class_conditions: Mapping[str, ClassCondition]  # per rule: (group, class names whose subclasses meet it)
     max_file_size: int = 10_000_000
     timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr((self.codes, self.target, sorted((k, sorted(v.items())) for k, v in self.options.items()),
-                                    sorted(self.tokens.items()), self.max_file_size)).encode()).hexdigest()
+                                    sorted(self.tokens.items()), sorted((k, v[0], sorted(v[1])) for k, v in self.class_conditions.items()),
+                                    self.max_file_size)).encode()).hexdigest()
 
 
 @dataclass
@@ -121,7 +123,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: Optional[Pr
     decoded = decode(data)
     if isinstance(decoded, ParseError):
         return _parse_error(path, decoded)
-    codes = [] if facts_only else rules_needed(decoded.text, {c: settings.tokens[c] for c in settings.codes})
+    codes = [] if facts_only else rules_needed(decoded.text, settings.tokens, settings.class_conditions)
     if not codes and not facts_only:
         # No rule needs the CST, but a syntax error is still reported: Python's own parser
         # is an order of magnitude cheaper than libcst's.
@@ -154,10 +156,7 @@ def _internal_error(path: str, source: Source, message: str) -> Analysis:
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
                   index: Optional[ProjectIndex]) -> Analysis:
     module_name, is_package = module_name_for(path)
-    # Every selected rule's notable callees, not only those of the rules this file needs: the file's
-    # facts feed the index, which rules that skipped this file (or loaded it facts-only) consult.
-    notable = frozenset().union(*(RULES_BY_CODE[c].notable_callees(settings.options.get(c, {})) for c in settings.codes))
-    ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index, notable.__contains__)
+    ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index)
     rules = [RULES_BY_CODE[code](ctx) for code in codes]
     on_visit, on_leave = bookkeeping(ctx)
     for rule in rules:
@@ -165,11 +164,11 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     walk(module, on_visit, on_leave)
 
     reports = [(type(rule), report) for rule in rules for report in rule.reports]
-    wanted = [r.node for _, r in reports] + [node for _, node in ctx.line_requests]
-    spans = spans_for(module, wanted) if wanted else {}
-    for fact, node in ctx.line_requests:
-        fact.line = spans[id(node)].line if id(node) in spans else 0
-    pending = [_pending(path, rule, report, spans) for rule, report in reports]
+    # Positions cost a codegen pass over the whole file. Reports that wait on the index are
+    # usually dropped by it, so they are located later, and only if they stand (see ``locate``).
+    definite = [report.node for _, report in reports if not report.requires]
+    spans = spans_for(module, definite) if definite else {}
+    pending = [_pending(path, rule, report, number, spans) for number, (rule, report) in enumerate(reports)]
     suppressions = find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
     result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
     return Analysis(result, source, module, reports)
@@ -190,7 +189,20 @@ def _register(rule: Rule, on_visit: dict, on_leave: dict) -> None:
             handlers.append(getattr(rule, attribute)) if prefix == "visit" else handlers.insert(0, getattr(rule, attribute))
 
 
-def _pending(path: str, rule: type[Rule], report: Report, spans: dict[int, Span]) -> PendingFinding:
-    span = spans.get(id(report.node), Span(1, 1, 1, 1))
+def _pending(path: str, rule: type[Rule], report: Report, number: int, spans: dict[int, Span]) -> PendingFinding:
+    span = spans.get(id(report.node))
     fix = FixSummary(report.fix.applicability, report.fix.description) if report.fix else None
-    return PendingFinding(Finding(path, span, rule.code, rule.name, report.message, fix), report.requires)
+    return PendingFinding(Finding(path, span, rule.code, rule.name, report.message, fix), report.requires, number)
+
+
+def locate(analysis: Analysis, findings: Sequence[PendingFinding]) -> list[PendingFinding]:
+    """The same pending findings with a span each, from the analysis's parsed module."""
+    wanted = [analysis.reports[p.report][1].node for p in findings if p.finding.span is None]
+    spans = spans_for(analysis.module, wanted) if wanted and analysis.module is not None else {}
+    located = []
+    for p in findings:
+        if p.finding.span is None:
+            span = spans.get(id(analysis.reports[p.report][1].node), Span(1, 1, 1, 1))
+            p = replace(p, finding=replace(p.finding, span=span))
+        located.append(p)
+    return located

@@ -47,7 +47,6 @@ class FileContext:
         target: tuple[int, ...],
         options: dict[str, dict[str, Any]],
         index: Optional[ProjectIndex] = None,
-        notable_callee: Callable[[str], bool] = lambda _: False,
     ) -> None:
         self.path = path
         self.target = target
@@ -56,9 +55,6 @@ class FileContext:
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
         self.facts = FileFacts(path, module, self.imports.names)
-        # Source lines cost a codegen pass, so only facts some rule declared notable get one.
-        self._notable_callee = notable_callee
-        self.line_requests: list[tuple[AttrFact, cst.CSTNode]] = []
 
     # ----- queries for rules -----
     @property
@@ -203,10 +199,7 @@ class FileContext:
         assert cls is not None
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.callee(resolved)
-        fact = AttrFact(line=0, callee=callee, tensor=is_tensor_valued(resolved, self))
-        cls.attrs.setdefault(attr, []).append(fact)
-        if callee is not None and self._notable_callee(callee):
-            self.line_requests.append((fact, value))
+        cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self)))
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal, Optional, Union
 
 import libcst as cst
 
@@ -54,7 +54,7 @@ class Span:
 @dataclass(frozen=True)
 class Finding:
     path: str
-    span: Span
+    span: Optional[Span]  # None until located: reports waiting on the index get a position only if they stand
     code: str
     name: str
     message: str
@@ -74,6 +74,7 @@ class PendingFinding:
 
     finding: Finding
     requires: tuple[Requirement, ...] = ()
+    report: int = -1  # the report's position in its file's walk, to locate it later
 
 
 @dataclass

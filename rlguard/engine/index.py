@@ -16,7 +16,6 @@ from typing import Callable, Iterator, Optional
 class AttrFact:
     """One ``self.<attr> = <value>`` seen in a method of a class."""
 
-    line: int
     callee: Optional[str]  # qualified name of the call that built the value, if any
     tensor: bool = False  # the value is tensor-valued (see rules.matchers)
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from rlguard.config import Config
-from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding
+from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import discover
-from rlguard.engine.findings import Finding, PendingFinding, Report
+from rlguard.engine.findings import Finding, PendingFinding, Report, Span
 from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.suppress import is_suppressed
@@ -47,16 +47,13 @@ def _matches(code: str, patterns: Sequence[str]) -> bool:
 
 def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
     options = {code: {**RULES_BY_CODE[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
-    tokens = {}
-    for code in codes:
-        rule = RULES_BY_CODE[code]
-        groups = rule.tokens
-        if rule.class_roots:
-            # Subclasses of the roots defined in other files carry the rule's class tokens too.
-            extra = tuple(sorted(derived_class_names(sources, rule.class_roots)))
-            groups = tuple(group + extra if i == rule.class_group else group for i, group in enumerate(groups))
-        tokens[code] = groups
-    return Settings(tuple(codes), target.version, options, tokens, config.max_file_size, config.timeout)
+    tokens = {code: RULES_BY_CODE[code].prefilter_tokens(target.version) for code in codes}
+    # A rule's class group is also met by a subclass of its roots, even through classes in other files.
+    class_conditions = {
+        code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
+        for code in codes if (rule := RULES_BY_CODE[code]).class_roots
+    }
+    return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout)
 
 
 @dataclass
@@ -70,6 +67,8 @@ class Project:
     index: Optional[ProjectIndex] = None
     skipped: list[tuple[str, str]] = field(default_factory=list)
     analyzed: int = 0  # files checked afresh in this run (the rest came from the cache)
+    contents: dict[str, Optional[bytes]] = field(default_factory=dict)  # as read for this run
+    cache: Optional[ResultCache] = None
 
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
@@ -77,8 +76,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     codes = selected_codes(config, options, target)
     contents = {path: _read(path) for path in found.files}
     settings = build_settings(config, codes, target, [c for c in contents.values() if c is not None])
-    project = Project(config, settings, found.files, skipped=list(found.skipped))
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
+    project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache)
 
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -162,12 +161,13 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
     for result in project.results:
         report.files_parsed += result.parsed
         ignored_here = _per_file_ignored(result.path, project.config)
-        for pending in result.pending:
-            finding = resolve(pending, project.index, project.settings.options)
-            if finding is None or _matches(finding.code, ignored_here):
-                continue
-            if not is_suppressed(finding.code, finding.line, result.suppressions):
-                report.findings.append(finding)
+        standing = [replace(pending, finding=finding) for pending in result.pending
+                    if (finding := resolve(pending, project.index, project.settings.options)) is not None
+                    and not _matches(finding.code, ignored_here)]
+        if any(p.finding.span is None for p in standing):
+            standing = _locate(project, result, standing)
+        report.findings.extend(p.finding for p in standing
+                               if not is_suppressed(p.finding.code, p.finding.line, result.suppressions))
         report.findings.extend(_unknown_codes(result))
         if show_unused:
             report.unused_suppressions.extend(_unused(result))
@@ -175,6 +175,23 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
             project.skipped.append((result.path, result.skipped))
     report.findings.sort(key=Finding.sort_key)
     return report, project
+
+
+def _locate(project: Project, result: FileResult, standing: list[PendingFinding]) -> list[PendingFinding]:
+    """Position the findings that waited on the index, by walking their file once more.
+
+    The spans are written back to the cached result: a position does not depend on the index.
+    """
+    data = project.contents.get(result.path)
+    if data is None:
+        return [replace(p, finding=replace(p.finding, span=Span(1, 1, 1, 1))) for p in standing]
+    located = locate(analyze_bytes(result.path, data, project.settings, project.index), standing)
+    spans = {p.report: p.finding.span for p in located}
+    result.pending = [replace(p, finding=replace(p.finding, span=spans[p.report])) if p.report in spans else p
+                      for p in result.pending]
+    if project.cache is not None:
+        project.cache.put(project.cache.key(result.path, data), result)
+    return located
 
 
 def _per_file_ignored(path: str, config: Config) -> list[str]:

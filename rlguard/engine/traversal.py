@@ -8,6 +8,7 @@ calls a handler only for the node types someone registered.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Callable, Iterable
 
 import libcst as cst
@@ -27,16 +28,22 @@ _NON_CODE_FIELDS = frozenset(
 _NON_CODE_TYPES: tuple[type, ...] = (
     cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
 )
+_PLAIN_VALUES = (str, bool, int)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _code_fields(node_type: type) -> tuple[str, ...]:
     fields = _FIELDS.get(node_type)
     if fields is None:
+        try:
+            hints = typing.get_type_hints(node_type)
+        except Exception:  # an unresolvable annotation: keep every field
+            hints = {}
         fields = tuple(
             f.name
             for f in dataclasses.fields(node_type)
             if f.name not in _NON_CODE_FIELDS and not f.name.startswith("whitespace")
+            and hints.get(f.name) not in _PLAIN_VALUES  # `Name.value: str` never holds code
         )
         _FIELDS[node_type] = fields
     return fields

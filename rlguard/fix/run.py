@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Sequence
 
-from rlguard.engine.analyze import Analysis, Settings, analyze_bytes
+from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
 from rlguard.engine.findings import Finding, Fix
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.parse import ParseError, decode, parse
@@ -44,17 +44,17 @@ def _standing(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Op
 
     result = analysis.result
     ignored = request.ignored.get(result.path, ())
-    standing = []
+    kept = []
     fixes = [report.fix for _, report in analysis.reports]
     fixes += [None] * (len(result.pending) - len(fixes))  # engine findings (RLG000/RLG999) have no report
     for pending, fix in zip(result.pending, fixes):
         finding = resolve(pending, request.index, request.settings.options) if request.index else pending.finding
         if finding is None or any(finding.code.startswith(c) for c in ignored):
             continue
-        if is_suppressed(finding.code, finding.line, result.suppressions):
-            continue
-        standing.append((finding, fix))
-    return standing
+        kept.append((replace(pending, finding=finding), fix))
+    located = locate(analysis, [pending for pending, _ in kept])
+    return [(pending.finding, fix) for pending, (_, fix) in zip(located, kept)
+            if not is_suppressed(pending.finding.code, pending.finding.line, result.suppressions)]
 
 
 def fix_file(path: str, request: FixRequest) -> FileFix:

@@ -58,7 +58,8 @@ class Rule:
     min_target: ClassVar[Optional[tuple[int, ...]]] = None  # the rule applies from this torchrl on
     # Pre-filter: every group must have one of its tokens in the file text, or the rule cannot fire.
     tokens: ClassVar[tuple[tuple[str, ...], ...]] = ()
-    # Classes deriving (in any linted file) from these names also count as tokens of group ``class_group``.
+    # Token group ``class_group`` is also met by a class whose bases name one of these classes, or
+    # (textually, through any linted file) a subclass of one.
     class_roots: ClassVar[frozenset[str]] = frozenset()
     class_group: ClassVar[int] = 0
     valid: ClassVar[tuple[Example, ...]] = ()
@@ -90,9 +91,9 @@ class Rule:
         raise NotImplementedError(f"{cls.code} made a requirement it cannot resolve: {requirement}")
 
     @classmethod
-    def notable_callees(cls, options: Mapping[str, Any]) -> frozenset[str]:
-        """Constructor calls whose ``self.x = ...`` assignments need a source line in the index."""
-        return frozenset()
+    def prefilter_tokens(cls, target: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+        """The pre-filter groups for a target torchrl; rules whose triggers change with it narrow them."""
+        return cls.tokens
 
     @classmethod
     def applies_to(cls, target: tuple[int, ...]) -> bool:

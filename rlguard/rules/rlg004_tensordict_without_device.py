@@ -107,8 +107,9 @@ class TensorDictWithoutDevice(Rule):
             "not the transform's output, class bodies), not only where the transform produces its output.",
         ),
     )
-    tokens = (("TensorDict",), ("Transform", "transform", "envs"))
-    # A subclass (in another file) of a user transform may mention none of the tokens above.
+    # A construction (`TensorDict(`, or an alias bound by `TensorDict as`), and a transform: a
+    # replay buffer's `transform=` keyword, or (class_roots) a class deriving from a torchrl transform.
+    tokens = (("TensorDict(", "TensorDict (", "TensorDict as"), ("transform=", "transform ="))
     class_roots = frozenset(TORCHRL_TRANSFORMS)
     class_group = 1
     valid = (
