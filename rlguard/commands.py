@@ -12,7 +12,7 @@ from collections import Counter
 from rlguard.config import ConfigError, load_config, validate_codes, validate_version
 from rlguard.engine.discovery import DiscoveryError
 from rlguard.engine.findings import Report
-from rlguard.engine.runner import Project, RunOptions, _per_file_ignored, check
+from rlguard.engine.runner import Project, RunOptions, check
 from rlguard.engine.target import resolve_target
 from rlguard.engine.workers import default_jobs, run_all
 from rlguard.fix.run import FileFix, FixRequest, fix_file
@@ -82,8 +82,7 @@ def _report(args: argparse.Namespace, report: Report, project: Project) -> int:
 
 def _fix(args: argparse.Namespace, report: Report, project: Project) -> int:
     fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
-    request = FixRequest(project.settings, project.index, args.unsafe_fixes,
-                         {path: _per_file_ignored(path, project.config) for path in fixable})
+    request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config)
     outcomes = run_all(functools.partial(fix_file, request=request), fixable, args.jobs or default_jobs(),
                        lambda path, reason: FileFix(path, error=reason))
     by_path = {o.path: o for o in outcomes}

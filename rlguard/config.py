@@ -6,6 +6,7 @@ Every bad key or value is an error naming the file and the key: nothing is ignor
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import os
 import re
 import sys
@@ -39,6 +40,11 @@ class Config:
     rule_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     timeout: float = 10.0  # seconds per file
     max_file_size: int = 10_000_000  # bytes
+
+    def ignored_codes(self, path: str) -> list[str]:
+        """Codes that ``per-file-ignores`` switches off for this file."""
+        relative = os.path.relpath(path, self.root).replace(os.sep, "/")
+        return [code for glob, codes in self.per_file_ignores if fnmatch.fnmatch(relative, glob) for code in codes]
 
 
 def find_pyproject(start: str) -> Optional[str]:

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from rlguard.config import Config
 from rlguard.engine.findings import Finding
-from rlguard.engine.runner import RunOptions, _per_file_ignored, check
+from rlguard.engine.runner import RunOptions, check
 from rlguard.engine.target import Target, parse_version
 from rlguard.fix.run import FixRequest, fix_file
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
@@ -52,6 +52,6 @@ def fix_source(source: str, *, unsafe: bool = False, select: Optional[Sequence[s
         config = _config(root, options)
         _, project = check([root], config, RunOptions(select=select, jobs=1, use_cache=False), _target(target))
         main = os.path.join(root, MAIN_FILE)
-        request = FixRequest(project.settings, project.index, unsafe, {main: _per_file_ignored(main, config)})
+        request = FixRequest(project.settings, project.index, unsafe, config)
         outcome = fix_file(main, request)
         return (outcome.fixed or outcome.original or b"").decode("utf-8")

@@ -7,7 +7,7 @@ instead of re-deriving it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import libcst as cst
 

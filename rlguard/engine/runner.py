@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 from dataclasses import dataclass, field, replace
@@ -160,7 +159,7 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
     report = Report(files_checked=len(project.files))
     for result in project.results:
         report.files_parsed += result.parsed
-        ignored_here = _per_file_ignored(result.path, project.config)
+        ignored_here = project.config.ignored_codes(result.path)
         standing = [replace(pending, finding=finding) for pending in result.pending
                     if (finding := resolve(pending, project.index, project.settings.options)) is not None
                     and not _matches(finding.code, ignored_here)]
@@ -192,11 +191,6 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
     if project.cache is not None:
         project.cache.put(project.cache.key(result.path, data), result)
     return located
-
-
-def _per_file_ignored(path: str, config: Config) -> list[str]:
-    relative = os.path.relpath(path, config.root).replace(os.sep, "/")
-    return [code for glob, codes in config.per_file_ignores if fnmatch.fnmatch(relative, glob) for code in codes]
 
 
 def _unknown_codes(result: FileResult) -> list[Finding]:

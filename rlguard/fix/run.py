@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Optional, Sequence
+from typing import Optional
 
+from rlguard.config import Config
 from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
 from rlguard.engine.findings import Finding, Fix
 from rlguard.engine.index import ProjectIndex
@@ -35,15 +36,15 @@ class FixRequest:
     settings: Settings
     index: Optional[ProjectIndex]
     unsafe: bool
-    ignored: Mapping[str, Sequence[str]]  # path -> per-file-ignored codes
+    config: Config  # for per-file-ignores
 
 
-def _standing(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Optional[Fix]]]:
+def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Optional[Fix]]]:
     """Findings that survive requirements, suppressions and per-file ignores, with their fixes."""
     from rlguard.engine.runner import resolve
 
     result = analysis.result
-    ignored = request.ignored.get(result.path, ())
+    ignored = request.config.ignored_codes(result.path)
     kept = []
     fixes = [report.fix for _, report in analysis.reports]
     fixes += [None] * (len(result.pending) - len(fixes))  # engine findings (RLG000/RLG999) have no report
@@ -68,7 +69,7 @@ def fix_file(path: str, request: FixRequest) -> FileFix:
     failed: set[str] = set()
     for _ in range(MAX_PASSES):
         analysis = analyze_bytes(path, current, request.settings, request.index)
-        standing = _standing(analysis, request)
+        standing = standing_findings(analysis, request)
         wanted = [fix for finding, fix in standing if fix and (fix.applicability == "safe" or request.unsafe) and finding.code not in failed]
         if not wanted or analysis.module is None or analysis.source is None:
             break
@@ -80,7 +81,7 @@ def fix_file(path: str, request: FixRequest) -> FileFix:
         outcome.applied.update(_codes_of(standing, chosen, count=True))
         current = new_bytes
     final = analyze_bytes(path, current, request.settings, request.index)
-    for finding, fix in _standing(final, request):
+    for finding, fix in standing_findings(final, request):
         reason = FAILED if finding.code in failed else NO_FIX if fix is None else UNSAFE
         outcome.remaining.append((finding, reason))
     if current != outcome.original:
@@ -108,6 +109,6 @@ def _verified(path: str, new: bytes, before: list, chosen: list[Fix], request: F
         return False
     after = analyze_bytes(path, new, request.settings, request.index)
     counts_before = Counter(finding.code for finding, _ in before)
-    counts_after = Counter(finding.code for finding, _ in _standing(after, request))
+    counts_after = Counter(finding.code for finding, _ in standing_findings(after, request))
     fixed = _codes_of(before, chosen, count=True)
     return all(counts_after[code] <= counts_before[code] - n for code, n in fixed.items())

@@ -27,8 +27,7 @@ _BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks; str.splitlines knows
 
 def fix_edits(report: Report, project: "Project") -> FixEdits:
     """For every finding of ``report`` that has a fix, the edits that fix alone makes."""
-    from rlguard.engine.runner import _per_file_ignored
-    from rlguard.fix.run import FixRequest, _standing  # the fixer's own view of which findings stand
+    from rlguard.fix.run import FixRequest, standing_findings  # the fixer's own view of which findings stand
 
     by_path: dict[str, set[Finding]] = defaultdict(set)
     for finding in report.findings:
@@ -41,13 +40,13 @@ def fix_edits(report: Report, project: "Project") -> FixEdits:
                 data = handle.read()
         except OSError:
             continue
-        request = FixRequest(project.settings, project.index, True, {path: _per_file_ignored(path, project.config)})
+        request = FixRequest(project.settings, project.index, True, project.config)
         try:
             analysis = analyze_bytes(path, data, project.settings, project.index)
             if analysis.module is None:
                 continue
             original = analysis.module.code
-            for finding, fix in _standing(analysis, request):
+            for finding, fix in standing_findings(analysis, request):
                 if fix is None or finding not in wanted:
                     continue
                 edits = text_edits(original, apply_fixes(analysis.module, [fix]).code)
