@@ -119,7 +119,7 @@ def _fix(args: argparse.Namespace, report: Report, project: Project) -> int:
 def _diff(outcome: FileFix) -> str:
     before = outcome.original.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     after = outcome.fixed.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
-    name = outcome.path.lstrip("./") if not os.path.isabs(outcome.path) else outcome.path.lstrip("/")
+    name = os.path.relpath(outcome.path).replace(os.sep, "/")  # `a/x.py`, as git writes diff headers
     lines = list(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"))
     # As diff(1) does, mark a last line without a newline, so output stays line-oriented.
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)

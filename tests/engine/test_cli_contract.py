@@ -135,3 +135,9 @@ def test_diff_marks_a_missing_final_newline(tree):
     assert result.returncode == 1
     assert result.stdout.endswith("+from torchrl.collectors import Collector\n\\ No newline at end of file\n")
     assert "Would fix 1 finding in 1 file (RLG006: 1)." in result.stderr
+
+
+def test_diff_headers_keep_dotted_names(tree):
+    tree.write(".hidden.py", OLD_IMPORT)
+    result = tree.run("fix", "--diff", "--no-cache", ".hidden.py")
+    assert "--- a/.hidden.py\n+++ b/.hidden.py\n" in result.stdout
