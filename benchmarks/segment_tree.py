@@ -6,9 +6,13 @@ what PrioritizedSampler does per training step:
 - sample: total and minimum over the buffer, ``scan_lower_bound`` for ``--batch`` masses, and
   the leaf values at the indices found.
 
-Baselines, both one item at a time in Python:
-- python-list: the classic binary tree over Python lists of floats (the fastest per-item form);
-- tensor-per-item: the same loops over a torch tensor, i.e. the C++ tree ported literally.
+Baselines, all one item at a time in Python:
+- textbook: the generic segment tree of the classic DQN/PER code bases (OpenAI baselines and
+  its many descendants): one class for any operation, ``tree[i] = p`` per item,
+  ``find_prefixsum_idx`` per mass, ``sum()``/``min()`` through the range reduction;
+- python-list: a hand-tuned binary tree over Python lists of floats, both trees updated in
+  one loop, everything inlined (the fastest per-item form we could write);
+- tensor-per-item: python-list's loops over torch tensors, i.e. the C++ tree ported literally.
 
 Timed two ways: interleaved (the trees take turns batch by batch, so each finds its memory
 evicted, as after a training step) and back-to-back (one tree at a time, memory warm).
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import operator
 import platform
 import random
 import statistics
@@ -73,6 +78,75 @@ class ListTree:
                     node |= 1
             found.append(node - self.capacity)
         return found, [sums[i + self.capacity] / smallest for i in found]
+
+
+class TextbookTree:
+    """The classic generic tree: a binary heap layout, one ``operation`` for every node."""
+
+    def __init__(self, capacity: int, operation: Callable[[float, float], float], neutral: float) -> None:
+        self.capacity = 1
+        while self.capacity < capacity:
+            self.capacity <<= 1
+        self.operation, self.neutral = operation, neutral
+        self.values = [neutral] * (2 * self.capacity)
+
+    def __setitem__(self, index: int, value: float) -> None:
+        node = index + self.capacity
+        self.values[node] = value
+        node //= 2
+        while node >= 1:
+            self.values[node] = self.operation(self.values[2 * node], self.values[2 * node + 1])
+            node //= 2
+
+    def __getitem__(self, index: int) -> float:
+        return self.values[self.capacity + index]
+
+    def reduce(self, start: int = 0, end: int | None = None) -> float:
+        """Reduce leaves ``start..end`` inclusive, descending from the root."""
+        end = self.capacity - 1 if end is None else end
+        return self._reduce(start, end, 1, 0, self.capacity - 1)
+
+    def _reduce(self, start: int, end: int, node: int, node_start: int, node_end: int) -> float:
+        if start == node_start and end == node_end:
+            return self.values[node]
+        middle = (node_start + node_end) // 2
+        if end <= middle:
+            return self._reduce(start, end, 2 * node, node_start, middle)
+        if start > middle:
+            return self._reduce(start, end, 2 * node + 1, middle + 1, node_end)
+        return self.operation(
+            self._reduce(start, middle, 2 * node, node_start, middle),
+            self._reduce(middle + 1, end, 2 * node + 1, middle + 1, node_end),
+        )
+
+    def find_prefixsum_idx(self, prefixsum: float) -> int:
+        node = 1
+        while node < self.capacity:
+            if self.values[2 * node] > prefixsum:
+                node = 2 * node
+            else:
+                prefixsum -= self.values[2 * node]
+                node = 2 * node + 1
+        return node - self.capacity
+
+
+def textbook_steps(priorities: list[float]) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    sums, mins = TextbookTree(len(priorities), operator.add, 0.0), TextbookTree(len(priorities), min, float("inf"))
+    for i, priority in enumerate(priorities):
+        sums[i] = priority
+        mins[i] = priority
+
+    def update(batch: Any) -> None:
+        for index, priority in zip(batch[0], batch[1]):
+            sums[index] = priority
+            mins[index] = priority
+
+    def sample(batch: Any) -> tuple[list[int], list[float]]:
+        total, smallest = sums.reduce(), mins.reduce()
+        found = [sums.find_prefixsum_idx(mass * total) for mass in batch[2]]
+        return found, [sums[i] / smallest for i in found]
+
+    return update, sample
 
 
 class TensorPerItemTree(ListTree):
@@ -169,6 +243,7 @@ def main() -> None:
     as_list = priorities.tolist()
     implementations: dict[str, tuple[tuple[Callable, Callable], int, bool]] = {
         "rlguard (pure PyTorch)": (tensor_tree_steps(*rlguard_trees(priorities), args.capacity), args.repeats, False),
+        "textbook per item": (textbook_steps(as_list), args.repeats, True),
         "python-list per item": (list_tree_steps(ListTree(as_list)), args.repeats, True),
         "tensor-per-item": (list_tree_steps(TensorPerItemTree(as_list)), args.slow_repeats, True),
     }

@@ -7,7 +7,12 @@ int, numpy or tensor indices, ``query(start, end)`` and ``scan_lower_bound(value
 
 Batched updates and prefix-sum searches are tensor ops over a whole batch; the only
 Python loop is over tree levels. Nodes have ``FANOUT`` children, so a million leaves
-sit four levels below the root and a batch costs a few dozen tensor ops.
+sit four levels below the root. On a CPU each tensor op costs microseconds of overhead
+whatever its size, so the code counts ops: an update rebuilds each level of at most
+``SMALL_LEVEL`` nodes whole, with one reduction, and touches only the large levels near
+the leaves node by node; a search costs eight ops per level. No op handles more than a
+few thousand values, because past torch's parallel grain (32768) an op wakes the intra-op
+threads, which costs milliseconds on a busy machine.
 
 Internal nodes are always recomputed from their children by the same reduction, never
 updated by deltas: a node is a pure function of the leaves, so a tree rebuilt from saved
@@ -22,7 +27,10 @@ from typing import Any
 import numpy as np
 import torch
 
-FANOUT = 32
+FANOUT_BITS = 5
+FANOUT = 1 << FANOUT_BITS
+# A level this small costs less to rebuild whole than to index into.
+SMALL_LEVEL = 8192
 
 DeviceLike = torch.device | str | int | None
 
@@ -55,7 +63,7 @@ class SegmentTree:
         raise NotImplementedError
 
     @staticmethod
-    def _combine(children: torch.Tensor) -> torch.Tensor:
+    def _combine(children: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Reduce the last dimension (FANOUT children) in a fixed order of operations."""
         raise NotImplementedError
 
@@ -99,12 +107,17 @@ class SegmentTree:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         idx = self._as_index(index)
-        values = torch.as_tensor(value, dtype=self._dtype, device=self.device).detach()
-        try:
-            values = torch.broadcast_to(values, idx.shape)
-        except RuntimeError:
-            raise ValueError(f"cannot set {tuple(values.shape)} values at {tuple(idx.shape)} indices") from None
-        self._write(idx.reshape(-1), values.reshape(-1))
+        values = torch.as_tensor(value, dtype=self._dtype, device=self.device)
+        if values.requires_grad:
+            values = values.detach()
+        if values.shape != idx.shape:
+            try:
+                values = torch.broadcast_to(values, idx.shape)
+            except RuntimeError:
+                raise ValueError(f"cannot set {tuple(values.shape)} values at {tuple(idx.shape)} indices") from None
+        if idx.dim() != 1:
+            idx, values = idx.reshape(-1), values.reshape(-1)
+        self._write(idx, values)
 
     update = __setitem__
 
@@ -119,8 +132,7 @@ class SegmentTree:
             raise ValueError(f"expected {self._size} leaf values, got shape {tuple(values.shape)}")
         self._leaves().copy_(values)
         for child, parent in zip(self._levels, self._levels[1:]):
-            blocks = child.view(-1, FANOUT)
-            parent[: blocks.shape[0]] = self._combine(blocks)
+            self._rebuild(child, parent)
 
     # --- queries ------------------------------------------------------------------------
     def query(self, start: Any, end: Any) -> Any:
@@ -206,22 +218,37 @@ class SegmentTree:
         self._levels[0].index_copy_(0, index, values)
         nodes = index
         for child, parent in zip(self._levels, self._levels[1:]):
-            nodes = torch.unique_consecutive(nodes // FANOUT)
+            if child.numel() <= SMALL_LEVEL:
+                self._rebuild(child, parent)
+                continue
+            # Siblings repeat a parent: it is then written twice with the same value, which
+            # costs less than deduplicating.
+            nodes = nodes >> FANOUT_BITS
             parent.index_copy_(0, nodes, self._combine(child.view(-1, FANOUT).index_select(0, nodes)))
+
+    def _rebuild(self, child: torch.Tensor, parent: torch.Tensor) -> None:
+        blocks = child.view(-1, FANOUT)
+        self._combine(blocks, out=parent[: blocks.shape[0]])
 
 
 class SumSegmentTree(SegmentTree):
     """Sum tree: ``query`` sums a range; ``scan_lower_bound`` finds prefix-sum positions."""
+
+    def __init__(self, size: int, device: DeviceLike = None, dtype: torch.dtype | None = None) -> None:
+        super().__init__(size, device, dtype)
+        finfo = torch.finfo(self._dtype)
+        # The smallest positive mass: asking for at least this much skips zero-valued leaves.
+        self._smallest_mass = torch.tensor(finfo.smallest_normal * finfo.eps, dtype=self._dtype, device=self.device)
 
     @staticmethod
     def _identity_for(dtype: torch.dtype) -> float:
         return 0.0
 
     @staticmethod
-    def _combine(children: torch.Tensor) -> torch.Tensor:
+    def _combine(children: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         # Rows are contiguous and FANOUT long wherever they come from, so each row is
         # reduced by the same kernel in the same order: bitwise reproducible.
-        return children.sum(-1)
+        return torch.sum(children, -1, out=out)
 
     @staticmethod
     def _fold(values: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -245,25 +272,24 @@ class SumSegmentTree(SegmentTree):
 
     def _scan(self, mass: torch.Tensor) -> torch.Tensor:
         past_total = mass > self._levels[-1]
-        # Asking for at least the smallest positive mass skips zero-valued leaves.
-        finfo = torch.finfo(self._dtype)
-        remaining = mass.clamp_min(finfo.smallest_normal * finfo.eps).unsqueeze(-1)
+        # At least the smallest positive mass, so zero-valued leaves are skipped.
+        remaining = torch.clamp_min(mass, self._smallest_mass).unsqueeze(-1)
         node = torch.zeros(mass.shape, dtype=torch.long, device=self.device)
-        # Column 0 stays 0, the mass before a block: counting the prefix sums below the
-        # remaining mass then gives child + 1, and ``cumulative[child]`` is the mass before it.
-        cumulative = torch.zeros((mass.numel(), FANOUT + 1), dtype=self._dtype, device=self.device)
-        inclusive = cumulative[:, 1:]
+        # One block of FANOUT children per mass and level. Column 0 stays 0, the mass before
+        # the block, so column ``child`` of the cumulative sums is the mass before ``child``.
+        rows = torch.zeros((mass.numel(), FANOUT + 1), dtype=self._dtype, device=self.device)
+        children, block_total = rows[:, 1:], rows[:, -1:]
         for level in reversed(self._levels[:-1]):
-            torch.index_select(level.view(-1, FANOUT), 0, node, out=inclusive)
-            inclusive.cumsum_(-1)
+            torch.index_select(level.view(-1, FANOUT), 0, node, out=children)
+            rows.cumsum_(-1)  # column 0 is 0, so the rest are the children's inclusive sums
             # Rounding can leave the remaining mass just above the block's total: cap it, so
             # the count ends on the last child that adds anything, never a zero one after it.
-            remaining = torch.minimum(remaining, cumulative[:, -1:])
+            # The count is then at most FANOUT - 1, and 0 for NaN.
+            remaining = torch.minimum(remaining, block_total)
             # A comparison, not torch.searchsorted: that one wakes every intra-op thread for a
-            # few hundred values, which costs milliseconds on a busy machine. The clamp keeps
-            # NaN priorities from producing an out-of-range node.
-            child = (cumulative < remaining).sum(-1, keepdim=True).sub_(1).clamp_(0, FANOUT - 1)
-            remaining = remaining - cumulative.gather(-1, child)
+            # few hundred values, which costs milliseconds on a busy machine.
+            child = (children < remaining).sum(-1, keepdim=True)
+            remaining = remaining - rows.gather(-1, child)
             node = child.view(-1).add_(node, alpha=FANOUT)
         return torch.where(past_total, self._size, node)
 
@@ -277,8 +303,8 @@ class MinSegmentTree(SegmentTree):
         return torch.finfo(dtype).max
 
     @staticmethod
-    def _combine(children: torch.Tensor) -> torch.Tensor:
-        return children.amin(-1)
+    def _combine(children: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        return torch.amin(children, -1, out=out)
 
     @staticmethod
     def _fold(values: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -328,6 +354,8 @@ def _level_lengths(size: int) -> list[int]:
 def _last_write_wins(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Deduplicate indices, keeping the last value written to each (as sequential writes would)."""
     unique, inverse = torch.unique(index, sorted=True, return_inverse=True)
+    if unique.numel() == index.numel():
+        return index, values
     positions = torch.arange(index.numel(), device=index.device)
     last = torch.full_like(unique, -1).scatter_reduce_(0, inverse, positions, "amax")
     return unique, values[last]

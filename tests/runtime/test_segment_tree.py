@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from rlguard.runtime.segment_tree import (
     FANOUT,
+    SMALL_LEVEL,
     MinSegmentTreeFp32,
     MinSegmentTreeFp64,
     SumSegmentTreeFp32,
@@ -49,8 +50,13 @@ class Reference:
         return 0  # an all-zero tree, like torchrl's
 
 
-# Sizes straddle one block, two levels and three levels of FANOUT children.
-sizes = st.one_of(st.integers(1, 2 * FANOUT + 1), st.integers(FANOUT**2 - 2, FANOUT**2 + 40))
+# Sizes straddle one block, two and three levels of FANOUT children, and the size above
+# which a level is updated node by node instead of rebuilt whole.
+sizes = st.one_of(
+    st.integers(1, 2 * FANOUT + 1),
+    st.integers(FANOUT**2 - 2, FANOUT**2 + 40),
+    st.integers(SMALL_LEVEL - 2, SMALL_LEVEL + 2 * FANOUT),
+)
 # Small integers keep every sum exact in float32 too, so results compare with ==.
 priorities = st.integers(0, 6).map(float)
 
@@ -169,10 +175,11 @@ def test_rounding_never_lands_on_a_zero_leaf() -> None:
     assert (tree[tree.scan_lower_bound(masses)] > 0).all()
 
 
+@pytest.mark.parametrize("size", [FANOUT**2 + 7, SMALL_LEVEL * FANOUT + 7])
 @pytest.mark.parametrize("tree_class", SUM_TREES + MIN_TREES)
-def test_rebuilding_from_leaves_gives_a_bitwise_identical_tree(tree_class) -> None:
+def test_rebuilding_from_leaves_gives_a_bitwise_identical_tree(tree_class, size) -> None:
+    # The larger size has two levels updated node by node, the smaller none.
     torch.manual_seed(1)
-    size = FANOUT**2 + 7
     tree = tree_class(size)
     for _ in range(20):
         tree[torch.randint(0, size, (50,))] = torch.rand(50) * torch.logspace(-6, 6, 50)
@@ -180,6 +187,26 @@ def test_rebuilding_from_leaves_gives_a_bitwise_identical_tree(tree_class) -> No
     rebuilt.load_leaves(tree.leaves())
     for level, again in zip(tree._levels, rebuilt._levels):
         assert torch.equal(level, again)
+
+
+@pytest.mark.parametrize("tree_class", SUM_TREES)
+def test_large_tree_matches_numpy(tree_class) -> None:
+    # Every level below the top small ones is written and searched node by node here.
+    rng = np.random.default_rng(2)
+    size = SMALL_LEVEL * FANOUT + 11
+    tree, leaves = tree_class(size), np.zeros(size)
+    for _ in range(30):
+        index = rng.integers(0, size, 256)
+        values = rng.integers(0, 5, 256).astype(float)
+        tree[torch.from_numpy(index)] = torch.from_numpy(values)
+        leaves[index] = values  # numpy also keeps the last of repeated indices
+    assert np.array_equal(tree.leaves().numpy(), leaves)
+    cumulative = np.cumsum(leaves)
+    assert tree.query(0, size) == cumulative[-1]
+    masses = np.concatenate([rng.uniform(0, cumulative[-1], 500).round(), [cumulative[-1], cumulative[-1] + 1]])
+    # The first leaf whose inclusive prefix sum reaches the mass (sums of small integers are exact).
+    expected = np.searchsorted(cumulative, np.maximum(masses, 1e-30), side="left")
+    assert tree.scan_lower_bound(masses).tolist() == expected.tolist()
 
 
 def test_deepcopy_is_independent() -> None:
