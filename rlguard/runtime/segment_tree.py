@@ -279,6 +279,7 @@ class SumSegmentTree(SegmentTree):
         # the block, so column ``child`` of the cumulative sums is the mass before ``child``.
         rows = torch.zeros((mass.numel(), FANOUT + 1), dtype=self._dtype, device=self.device)
         children, block_total = rows[:, 1:], rows[:, -1:]
+        below = torch.empty_like(children)
         for level in reversed(self._levels[:-1]):
             torch.index_select(level.view(-1, FANOUT), 0, node, out=children)
             rows.cumsum_(-1)  # column 0 is 0, so the rest are the children's inclusive sums
@@ -286,9 +287,10 @@ class SumSegmentTree(SegmentTree):
             # the count ends on the last child that adds anything, never a zero one after it.
             # The count is then at most FANOUT - 1, and 0 for NaN.
             remaining = torch.minimum(remaining, block_total)
-            # A comparison, not torch.searchsorted: that one wakes every intra-op thread for a
-            # few hundred values, which costs milliseconds on a busy machine.
-            child = (children < remaining).sum(-1, keepdim=True)
+            # A comparison, not torch.searchsorted: that one wakes every intra-op thread for
+            # more than 200 values, which costs milliseconds on a busy machine. Counted as
+            # floats: summing booleans would first convert them to integers.
+            child = torch.lt(children, remaining, out=below).sum(-1, keepdim=True).long()
             remaining = remaining - rows.gather(-1, child)
             node = child.view(-1).add_(node, alpha=FANOUT)
         return torch.where(past_total, self._size, node)
