@@ -285,6 +285,12 @@ def main() -> None:
             print(f"{name:<24}{timing['update_ms']:>12.3f}{timing['sample_ms']:>12.3f}{update:>10.1f}x{sample:>10.1f}x")
     if compiled is None:
         print(f"\ntorchrl compiled: not measured, the extension does not load ({probe().cause[:80]}...)")
+    else:
+        for mode, report in report_modes.items():
+            slowdown = {op: 1 / report["ratios"][f"{op} speed-up vs torchrl compiled"] for op in ("update", "sample")}
+            report["slowdown vs torchrl compiled"] = slowdown
+            print(f"{mode}: rlguard takes {slowdown['update']:.2f}x the compiled tree's time to update, "
+                  f"{slowdown['sample']:.2f}x to sample (target: within 3x)")
     print("(x = that implementation's time / rlguard's: above 1 means rlguard is faster)")
 
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -262,8 +262,8 @@ class SumSegmentTree(SegmentTree):
         or one that float rounding pushes past a block, would otherwise pick a leaf that has
         no probability).
         """
-        mass = torch.as_tensor(value, device=self.device).to(self._dtype)
-        index = self._scan(mass.reshape(-1)).reshape(mass.shape)
+        mass = torch.as_tensor(value, dtype=self._dtype, device=self.device)
+        index = self._scan(mass) if mass.dim() == 1 else self._scan(mass.reshape(-1)).reshape(mass.shape)
         if isinstance(value, torch.Tensor):
             return index
         if isinstance(value, np.ndarray):
@@ -274,26 +274,41 @@ class SumSegmentTree(SegmentTree):
         past_total = mass > self._levels[-1]
         # At least the smallest positive mass, so zero-valued leaves are skipped.
         remaining = torch.clamp_min(mass, self._smallest_mass).unsqueeze(-1)
-        node = torch.zeros(mass.shape, dtype=torch.long, device=self.device)
         # One block of FANOUT children per mass and level. Column 0 stays 0, the mass before
         # the block, so column ``child`` of the cumulative sums is the mass before ``child``.
         rows = torch.zeros((mass.numel(), FANOUT + 1), dtype=self._dtype, device=self.device)
         children, block_total = rows[:, 1:], rows[:, -1:]
         below = torch.empty_like(children)
-        for level in reversed(self._levels[:-1]):
+        # Every mass starts in the root's block: its sums are taken once, not per mass.
+        root_block = rows.new_zeros(FANOUT + 1)
+        torch.cumsum(self._levels[-2], 0, out=root_block[1:])
+        child = self._child(root_block[1:], root_block[-1:], remaining, below)
+        remaining = remaining - root_block[child]
+        node = child.view(-1)
+        for level in reversed(self._levels[:-2]):
             torch.index_select(level.view(-1, FANOUT), 0, node, out=children)
             rows.cumsum_(-1)  # column 0 is 0, so the rest are the children's inclusive sums
-            # Rounding can leave the remaining mass just above the block's total: cap it, so
-            # the count ends on the last child that adds anything, never a zero one after it.
-            # The count is then at most FANOUT - 1, and 0 for NaN.
-            remaining = torch.minimum(remaining, block_total)
-            # A comparison, not torch.searchsorted: that one wakes every intra-op thread for
-            # more than 200 values, which costs milliseconds on a busy machine. Counted as
-            # floats: summing booleans would first convert them to integers.
-            child = torch.lt(children, remaining, out=below).sum(-1, keepdim=True).long()
+            child = self._child(children, block_total, remaining, below)
             remaining = remaining - rows.gather(-1, child)
             node = child.view(-1).add_(node, alpha=FANOUT)
         return torch.where(past_total, self._size, node)
+
+    @staticmethod
+    def _child(
+        inclusive: torch.Tensor, total: torch.Tensor, remaining: torch.Tensor, below: torch.Tensor
+    ) -> torch.Tensor:
+        """Per mass, the first child whose inclusive sum reaches the remaining mass.
+
+        Caps ``remaining`` at the block's total first, in place, for the caller's subtraction:
+        rounding can leave it just above the total, and capped, the count ends on the last
+        child that adds anything, never a zero one after it. The count is then at most
+        FANOUT - 1, and 0 for NaN.
+        """
+        torch.minimum(remaining, total, out=remaining)
+        # A comparison, not torch.searchsorted: that one wakes every intra-op thread for more
+        # than 200 values, which costs milliseconds on a busy machine. Counted as floats:
+        # summing booleans would first convert them to integers.
+        return torch.lt(inclusive, remaining, out=below).sum(-1, keepdim=True).long()
 
 
 class MinSegmentTree(SegmentTree):
