@@ -1,6 +1,6 @@
 """A content-addressed result cache: a second run on an unchanged tree parses nothing.
 
-A file's entry is keyed by its bytes, rlguard's version and the settings. Verdicts that
+A file's entry is keyed by its bytes, rlguard's own code and the settings. Verdicts that
 depend on other files are not cached as verdicts: the cached part is each file's facts
 and pending findings, and the project index is re-resolved from them on every run.
 """
@@ -17,12 +17,28 @@ from rlguard import __version__
 from rlguard.engine.analyze import FileResult
 
 _GITIGNORE = "# Created by rlguard; the cache is local state.\n*\n"
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _code_stamp() -> str:
+    """Sizes and modification times of rlguard's linter sources.
+
+    The version alone is not enough: an install from a git commit, or an editable one,
+    keeps its version while its rules change, and stale verdicts would outlive them.
+    """
+    stamp = hashlib.sha256()
+    for folder, dirs, files in os.walk(_PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d not in ("runtime", "__pycache__"))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            info = os.stat(os.path.join(folder, name))
+            stamp.update(f"{os.path.relpath(os.path.join(folder, name), _PACKAGE)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    return stamp.hexdigest()[:16]
 
 
 class ResultCache:
     def __init__(self, directory: str, fingerprint: str) -> None:
         self.directory = directory
-        self._salt = f"{__version__}:{fingerprint}".encode()
+        self._salt = f"{__version__}:{_code_stamp()}:{fingerprint}".encode()
         self._ready = False
 
     def key(self, path: str, data: bytes) -> str:

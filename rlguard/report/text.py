@@ -15,11 +15,15 @@ def line(finding: Finding) -> str:
 def summary(report: Report) -> str:
     count = len(report.findings) + len(report.unused_suppressions)  # RLG100 counts: it sets exit 1 too
     fixable = sum(1 for f in report.findings if f.fix and f.fix.applicability == "safe")
-    noun = "finding" if count == 1 else "findings"
-    text = f"Found {count} {noun} in {report.files_checked} files." if count else f"All checks passed ({report.files_checked} files)."
+    files = _plural(report.files_checked, "file")
+    text = f"Found {_plural(count, 'finding')} in {files}." if count else f"All checks passed ({files})."
     if fixable:
         text += f" {fixable} fixable with `rlguard fix` ([*])."
     return text
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def render(report: Report) -> str:

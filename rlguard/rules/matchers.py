@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Optional
 
 import libcst as cst
 
+from rlguard.engine.names import dotted_name
+
 if TYPE_CHECKING:
     from rlguard.engine.context import Binding, FileContext
     from rlguard.engine.index import AttrFact, ProjectIndex
@@ -468,6 +470,52 @@ def _method_kind(method: str, call: cst.Call) -> Optional[LeafKind]:
     if method in TENSOR_METHODS:
         return "tensor"
     return None
+
+
+class ForwardReference(NamedTuple):
+    """A string in an annotation that spells a type, and the expression it spells."""
+
+    literal: cst.SimpleString
+    expression: cst.BaseExpression
+
+
+def forward_references(annotation: cst.BaseExpression) -> list[ForwardReference]:
+    """The strings of an annotation that are types: the annotation itself, or a type argument.
+
+    ``Literal[...]`` values and ``Annotated[...]`` metadata are strings, not types. A string
+    with escapes or prefixes, or one that is not an expression, is left out.
+    """
+    found: list[ForwardReference] = []
+
+    def walk(node: cst.BaseExpression, is_type: bool) -> None:
+        if isinstance(node, cst.SimpleString):
+            expression = _parse_reference(node) if is_type else None
+            if expression is not None:
+                found.append(ForwardReference(node, expression))
+        elif isinstance(node, cst.Subscript):
+            origin = (dotted_name(node.value) or "").rpartition(".")[2]
+            if origin != "Literal":
+                for position, element in enumerate(node.slice):
+                    if isinstance(element.slice, cst.Index):
+                        walk(element.slice.value, not (origin == "Annotated" and position > 0))
+        elif isinstance(node, cst.BinaryOperation):  # X | "Y"
+            walk(node.left, True)
+            walk(node.right, True)
+        elif isinstance(node, (cst.List, cst.Tuple)):  # Callable[["X"], "Y"]
+            for element in node.elements:
+                walk(element.value, True)
+
+    walk(annotation, True)
+    return found
+
+
+def _parse_reference(literal: cst.SimpleString) -> Optional[cst.BaseExpression]:
+    if literal.prefix or "\\" in literal.raw_value:
+        return None
+    try:
+        return cst.parse_expression(literal.raw_value)
+    except cst.ParserSyntaxError:
+        return None
 
 
 def loaded_names(root: cst.CSTNode, names: frozenset[str]) -> list[cst.Name]:

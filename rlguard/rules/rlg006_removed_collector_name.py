@@ -8,8 +8,10 @@ import libcst as cst
 
 from rlguard.engine.findings import Edit, Fix
 from rlguard.engine.names import dotted_name, module_of_import_from
+from rlguard.engine.traversal import iter_nodes
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import COLLECTOR_NAMES_REMOVED_IN, COLLECTOR_OLD_NAME_MODULES, COLLECTOR_RENAMES
+from rlguard.rules.matchers import ForwardReference, forward_references, loaded_names
 
 
 def _old_name(qualname: Optional[str]) -> Optional[str]:
@@ -32,8 +34,10 @@ class RemovedCollectorName(Rule):
         "raises `AttributeError` the same way."
     )
     fix_doc = (
-        "Safe. The import and every use in the file are renamed to the new name; an alias "
-        "(`import ... as X`) is kept, so uses of the alias do not change. Where the same import "
+        "Safe. The import and every use in the file are renamed to the new name, including uses "
+        "in string annotations (`\"SyncDataCollector\"`), which would otherwise name nothing; "
+        "`Literal[...]` values and `Annotated[...]` metadata are strings, not types, and stay. An "
+        "alias (`import ... as X`) is kept, so uses of the alias do not change. Where the same import "
         "statement already imports the new name, the old one is removed instead. Where the module "
         "re-exports the old name in `__all__`, the new name is imported under the old one "
         "(`from torchrl.collectors import Collector as SyncDataCollector`) so that importers of "
@@ -54,6 +58,15 @@ class RemovedCollectorName(Rule):
             "from torchrl.collectors import SyncDataCollector\n\ncollector = SyncDataCollector(env, policy, frames_per_batch=64)\n",
             fixed="from torchrl.collectors import Collector\n\ncollector = Collector(env, policy, frames_per_batch=64)\n",
             message="use `Collector`",
+        ),
+        Example(
+            "from torchrl.collectors import SyncDataCollector\n\n"
+            "def collect(collector: \"SyncDataCollector\") -> \"list[SyncDataCollector]\":\n"
+            "    return [collector]\n",
+            fixed="from torchrl.collectors import Collector\n\n"
+            "def collect(collector: \"Collector\") -> \"list[Collector]\":\n"
+            "    return [collector]\n",
+            note="String annotations are renamed with the import.",
         ),
         Example(
             "from torchrl.collectors import MultiaSyncDataCollector as Multi\n\nc = Multi([make_env] * 2, policy)\n",
@@ -92,6 +105,7 @@ class RemovedCollectorName(Rule):
         self._star_sources: set[str] = set()  # modules star-imported from
         self._star_uses: list[tuple[cst.Name, str]] = []  # old names that only a star import provides
         self._exported: set[str] = set()  # names in the module's ``__all__``
+        self._references: list[ForwardReference] = []  # types spelled in annotation strings
 
     # ----- imports -----
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -139,6 +153,23 @@ class RemovedCollectorName(Rule):
                         self._exported.add(element.value.evaluated_value)
 
     # ----- uses -----
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        for reference in forward_references(node.annotation):
+            self._references.append(reference)
+            self._check_dotted_reference(reference)
+
+    def _check_dotted_reference(self, reference: ForwardReference) -> None:
+        """``"torchrl.collectors.SyncDataCollector"``: resolved in the annotation's own scope."""
+        for part in iter_nodes(reference.expression):
+            old = _old_name(self.ctx.qualname(part)) if isinstance(part, cst.Attribute) else None
+            if old is not None:
+                new = COLLECTOR_RENAMES[old]
+                message = (f"`{old}` was removed in torchrl 0.13, so the annotation `{dotted_name(part)}` names "
+                           f"nothing and type checkers and `typing.get_type_hints` fail on it; use `{new}` "
+                           f"(the same collector, renamed in 0.11)")
+                edit = Edit(reference.literal, _renamed(reference, [part.attr], new))
+                self.report(reference.literal, message, fix=self._fix(old, [edit]))
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_uses.add(id(node.attr))
         old = _old_name(self.ctx.qualname(node))
@@ -164,6 +195,8 @@ class RemovedCollectorName(Rule):
             name_node = alias.name
             assert isinstance(name_node, cst.Name)
             uses = [Edit(use, cst.Name(new)) for use in self._uses.get(old, [])] if alias.asname is None else []
+            if alias.asname is None:
+                uses += self._reference_edits(old, new)
             if alias.asname is None and self._reexported(old):
                 kept = alias.with_changes(name=cst.Name(new), asname=cst.AsName(name=cst.Name(old)))
                 fix = Fix("safe", f"Import `{new}` as `{old}`, which this module re-exports", (Edit(alias, kept),))
@@ -177,6 +210,15 @@ class RemovedCollectorName(Rule):
             message = (f"`{old}` was removed in torchrl 0.13, so the star import no longer provides it and this "
                        f"name fails at run time; use `{new}` (the same collector, renamed in 0.11)")
             self.report(use, message, fix=self._fix(old, [Edit(use, cst.Name(new))]))
+
+    def _reference_edits(self, old: str, new: str) -> list[Edit]:
+        """Rewrites of the annotation strings that name ``old``."""
+        edits = []
+        for reference in self._references:
+            names = loaded_names(reference.expression, frozenset({old}))
+            if names:
+                edits.append(Edit(reference.literal, _renamed(reference, names, new)))
+        return edits
 
     def _reexported(self, old: str) -> bool:
         """``__all__`` lists the name, or another linted file imports it from this module. (The index
@@ -194,6 +236,24 @@ class RemovedCollectorName(Rule):
     @staticmethod
     def _fix(old: str, edits: list[Edit]) -> Fix:
         return Fix("safe", f"Rename `{old}` to `{COLLECTOR_RENAMES[old]}`", tuple(edits))
+
+
+def _renamed(reference: ForwardReference, names: list[cst.Name], new: str) -> cst.SimpleString:
+    """The annotation string with the given names (nodes of its expression) changed to ``new``."""
+    code = cst.Module([]).code_for_node(reference.expression.visit(_RenameNames(names, new)))
+    literal = reference.literal
+    return literal.with_changes(value=f"{literal.prefix}{literal.quote}{code}{literal.quote}")
+
+
+class _RenameNames(cst.CSTTransformer):
+    """Gives the given Name nodes a new value."""
+
+    def __init__(self, names: list[cst.Name], new: str) -> None:
+        super().__init__()
+        self._ids, self._new = {id(name) for name in names}, new
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self._new) if id(original_node) in self._ids else updated_node
 
 
 def _imports_unaliased(statement: cst.ImportFrom, name: str) -> bool:

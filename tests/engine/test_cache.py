@@ -56,6 +56,26 @@ def test_settings_change_invalidates(tree, tmp_path_factory):
     assert project.analyzed == 1
 
 
+def test_a_change_to_rlguards_rules_invalidates_without_a_new_version(tree, tmp_path_factory, monkeypatch):
+    # An install from a git commit keeps its version while its rules change.
+    import rlguard.engine.cache as cache
+
+    package = tmp_path_factory.mktemp("package")
+    (package / "rules").mkdir()
+    (package / "runtime").mkdir()
+    rule, runtime = package / "rules" / "rlg001.py", package / "runtime" / "guard.py"
+    rule.write_text("x = 1\n")
+    runtime.write_text("y = 1\n")
+    monkeypatch.setattr(cache, "_PACKAGE", str(package))
+    cache_dir = str(tmp_path_factory.mktemp("cache"))
+    tree.write("a.py", OLD_IMPORT)
+    _run(tree.root, cache_dir)
+    runtime.write_text("y = 22\n")  # not the linter: the cache stands
+    assert _run(tree.root, cache_dir)[1].analyzed == 0
+    rule.write_text("x = 22\n")
+    assert _run(tree.root, cache_dir)[1].analyzed == 1
+
+
 def test_default_cache_lives_at_the_project_root(tree):
     tree.write("pyproject.toml", "[tool.rlguard]\n")
     tree.write("src/a.py", OLD_IMPORT)

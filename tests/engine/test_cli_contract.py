@@ -13,7 +13,7 @@ def test_clean_tree_exits_zero(tree):
     tree.write("ok.py", "from torchrl.collectors import Collector\n")
     result = tree.run("check", "--no-cache", ".")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "All checks passed" in result.stdout
+    assert "All checks passed (1 file)." in result.stdout
 
 
 def test_findings_exit_one_and_text_format(tree):
@@ -22,7 +22,9 @@ def test_findings_exit_one_and_text_format(tree):
     assert result.returncode == 1
     first = result.stdout.splitlines()[0]
     assert first.startswith("old.py:1:32: RLG006 ") or first.startswith("./old.py:1:32: RLG006 ")
-    assert "Found 1 finding" in result.stdout
+    assert "Found 1 finding in 1 file." in result.stdout
+    tree.write("older.py", OLD_IMPORT)
+    assert "Found 2 findings in 2 files." in tree.run("check", "--no-cache", ".").stdout
 
 
 def test_exit_zero_flag(tree):

@@ -13,7 +13,6 @@ GitHub's runner cannot run here, so:
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess

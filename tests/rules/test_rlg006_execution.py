@@ -124,3 +124,20 @@ def test_reexporting_module_keeps_its_public_name(tmp_path):
                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Collector"
+
+
+def test_fixed_string_annotations_resolve_to_the_new_collector():
+    import typing
+
+    source = (
+        "import torchrl.collectors as tc\n"
+        "from torchrl.collectors import MultiSyncDataCollector, SyncDataCollector\n\n"
+        "def run(c: 'SyncDataCollector', m: 'tc.MultiSyncDataCollector') -> 'list[SyncDataCollector] | None':\n"
+        "    return None\n"
+    )
+    with pytest.raises(ImportError):
+        _run(source)
+    namespace = _run(_fix(source))
+    hints = typing.get_type_hints(namespace["run"], namespace)
+    assert hints == {"c": torchrl.collectors.Collector, "m": torchrl.collectors.MultiSyncCollector,
+                     "return": list[torchrl.collectors.Collector] | None}

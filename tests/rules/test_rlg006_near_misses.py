@@ -240,3 +240,58 @@ def test_star_import_fix_renames_each_use():
             return SyncDataCollector(env, policy)
     """)
     assert "base = BaseCollector" in fixed and "return Collector(env, policy)" in fixed
+
+
+# ----- string annotations -----
+
+def test_strings_that_are_not_types_stay():
+    source = """
+        from typing import Annotated, Literal
+        from torchrl.collectors import SyncDataCollector
+
+        def make(kind: Literal["SyncDataCollector"], c: Annotated[int, "SyncDataCollector"]) -> None:
+            \"\"\"Builds a SyncDataCollector.\"\"\"
+            print("SyncDataCollector")
+    """
+    fixed = fix(source)
+    assert 'Literal["SyncDataCollector"]' in fixed and 'Annotated[int, "SyncDataCollector"]' in fixed
+    assert '"""Builds a SyncDataCollector."""' in fixed and 'print("SyncDataCollector")' in fixed
+    assert "import Collector\n" in fixed
+
+
+def test_string_annotations_follow_the_import_not_the_spelling():
+    # Aliased: the strings name the alias's old spelling, which the fix keeps unbound anyway.
+    aliased = fix("""
+        from torchrl.collectors import SyncDataCollector as SDC
+
+        def run(c: "SDC", d: "SyncDataCollector") -> None: ...
+    """)
+    assert '"SDC"' in aliased and '"SyncDataCollector"' in aliased
+    # Escapes, prefixes and strings that are not expressions are left alone.
+    odd = fix("""
+        from torchrl.collectors import SyncDataCollector
+
+        def run(a: "Sync\\x44ataCollector", b: r"SyncDataCollector", c: "SyncDataCollector(") -> None: ...
+    """)
+    assert 'r"SyncDataCollector"' in odd and '"SyncDataCollector("' in odd
+
+
+def test_dotted_string_annotation_is_flagged_where_the_module_is_torchrls():
+    found = findings("""
+        import torchrl.collectors as tc
+        import my_project.collectors as mine
+
+        def run(a: "tc.SyncDataCollector", b: "mine.SyncDataCollector", c: Literal["tc.SyncDataCollector"]) -> None:
+            pass
+    """)
+    assert [(f.line, f.span.column) for f in found] == [(5, 12)]
+    assert "annotation `tc.SyncDataCollector` names nothing" in found[0].message
+
+
+def test_string_annotations_with_several_old_names_are_all_renamed():
+    fixed = fix("""
+        from torchrl.collectors import MultiSyncDataCollector, SyncDataCollector
+
+        x: "dict[SyncDataCollector, MultiSyncDataCollector] | None" = None
+    """)
+    assert 'x: "dict[Collector, MultiSyncCollector] | None" = None' in fixed
