@@ -157,6 +157,7 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
                   index: Optional[ProjectIndex]) -> Analysis:
     module_name, is_package = module_name_for(path)
     ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index)
+    ctx.declare_definitions(module)
     rules = [RULES_BY_CODE[code](ctx) for code in codes]
     on_visit, on_leave = bookkeeping(ctx)
     for rule in rules:

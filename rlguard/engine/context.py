@@ -6,13 +6,16 @@ instead of re-deriving it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import libcst as cst
 
-from rlguard.engine.index import AttrFact, ClassFacts, FileFacts, ProjectIndex
+from rlguard.engine.index import AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
+
+_MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
 
 @dataclass
@@ -131,6 +134,13 @@ class FileContext:
         return None
 
     # ----- updates, called by the traversal -----
+    def declare_definitions(self, module: cst.Module) -> None:
+        """Module-level classes and functions, known before the walk: a function body may use
+        one defined further down, since it runs after the whole module was executed."""
+        for statement in module.body:
+            if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+                self.imports.add_local_definition(statement.name.value)
+
     def enter_class(self, node: cst.ClassDef) -> None:
         outer = self.current_class
         prefix = outer.qualname if outer is not None else self.module
@@ -140,7 +150,7 @@ class FileContext:
         facts = ClassFacts(qualname, self.path, bases, decorators)
         self.facts.classes[qualname] = facts
         if outer is None and len(self.scopes) == 1:
-            self.imports.add_local_class(node.name.value)
+            self.imports.add_local_definition(node.name.value)
         self.scopes[-1].bindings.pop(node.name.value, None)
         self.scopes.append(Scope("class", node, class_facts=facts))
 
@@ -153,7 +163,11 @@ class FileContext:
         enclosing = self.scopes[-1]
         if enclosing.kind == "class" and enclosing.class_facts is not None:
             enclosing.class_facts.methods.add(node.name.value)
-        enclosing.bindings[node.name.value] = Binding(opaque=True)
+        if len(self.scopes) == 1:
+            self.imports.add_local_definition(node.name.value)
+            enclosing.bindings.pop(node.name.value, None)
+        else:
+            enclosing.bindings[node.name.value] = Binding(opaque=True)
         scope = Scope("function", node)
         params = node.params
         ordered = [*params.posonly_params, *params.params]
@@ -182,6 +196,65 @@ class FileContext:
             if attr is not None:
                 self._record_attr(attr, value)
 
+    def record_return(self, node: cst.Return) -> None:
+        """What a module-level function returns, when calls build it: for factories in the index."""
+        if node.value is None or len(self.scopes) != 2 or self.scopes[1].kind != "function":
+            return
+        function = self.scopes[1].node
+        assert isinstance(function, cst.FunctionDef)
+        built = self.built(node.value, marks_in=function)
+        if built is None:
+            return
+        name = function.name.value
+        qualname = f"{self.module}.{name}" if self.module else name
+        facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname, self.path))
+        facts.returns.append(built)
+
+    def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Optional[dict[str, Optional[Binding]]] = None,
+              marks_in: Optional[cst.FunctionDef] = None) -> Optional[Built]:
+        """The calls that build ``expr``, following simple name bindings; None if not a call.
+
+        A value reached through a name records the calls in ``marks_in`` that took that name.
+        """
+        shadow = shadow or {}
+        named = expr.value if isinstance(expr, cst.Name) else None
+        found = self._built(expr, depth, shadow, marks_in)
+        if found is not None and named is not None and marks_in is not None:
+            found = dataclasses.replace(found, marked_by=_callees_taking(self, marks_in, named))
+        return found
+
+    def _built(self, expr: cst.BaseExpression, depth: int, shadow: dict[str, Optional[Binding]],
+               marks_in: Optional[cst.FunctionDef]) -> Optional[Built]:
+        while isinstance(expr, cst.Name) and depth <= _MAX_BUILT_DEPTH:
+            binding = shadow[expr.value] if expr.value in shadow else self.lookup(expr.value)
+            if binding is None or binding.opaque or binding.value is None:
+                return None
+            # ``policy = policy.to(device)`` reads the previous ``policy``.
+            shadow = {**shadow, expr.value: binding.previous}
+            expr, depth = binding.value, depth + 1
+        if not isinstance(expr, cst.Call) or depth > _MAX_BUILT_DEPTH:
+            return None
+        callee, receiver = self.callee(expr), None
+        if callee is None:  # a method of a value: ``policy.to(device)``
+            if not isinstance(expr.func, cst.Attribute):
+                return None
+            receiver = self.built(expr.func.value, depth + 1, shadow, marks_in)
+            if receiver is None:
+                return None
+            callee = "." + expr.func.attr.value
+        args = []
+        for arg in expr.args:
+            if arg.star:
+                continue
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            value = arg.value
+            elements = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+            for element in elements:
+                inner = self.built(element, depth + 1, shadow, marks_in)
+                if inner is not None:
+                    args.append((keyword, inner))
+        return Built(callee, tuple(args), receiver)
+
     def bind_opaque(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             self.scopes[-1].bindings[target.value] = Binding(opaque=True)
@@ -200,6 +273,21 @@ class FileContext:
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.callee(resolved)
         cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self)))
+
+
+def _callees_taking(ctx: FileContext, function: cst.FunctionDef, name: str) -> tuple[str, ...]:
+    """Callees of the calls in ``function`` whose first argument is the name ``name``."""
+    from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
+
+    found = []
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+            first = node.args[0].value
+            if isinstance(first, cst.Name) and first.value == name:
+                callee = ctx.callee(node)
+                if callee is not None:
+                    found.append(callee)
+    return tuple(dict.fromkeys(found))
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -1,4 +1,4 @@
-"""The project-wide index of class facts.
+"""The project-wide index of class and factory facts.
 
 Workers collect facts for every file they parse; the main process merges them here and
 answers the rules' requirements. A class that a requirement names, in a file the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 
 @dataclass
@@ -34,12 +34,37 @@ class ClassFacts:
         return self.qualname.rpartition(".")[2]
 
 
+@dataclass(frozen=True)
+class Built:
+    """A call that builds a value, and the calls that build its arguments.
+
+    ``callee`` is a qualified name, or ``.name`` for a method called on ``receiver``.
+    ``marked_by`` holds the callees of calls that took the value, by name, as their first
+    argument before it was returned (``uncopyable(policy)``).
+    """
+
+    callee: str
+    args: tuple[tuple[Optional[str], "Built"], ...] = ()  # (keyword or None, argument)
+    receiver: Optional["Built"] = None
+    marked_by: tuple[str, ...] = ()
+
+
+@dataclass
+class FunctionFacts:
+    """A module-level function and what its ``return`` statements build."""
+
+    qualname: str
+    path: str
+    returns: list[Built] = field(default_factory=list)
+
+
 @dataclass
 class FileFacts:
     path: str
     module: str
     imports: dict[str, str]  # local name -> qualified name, to follow re-exports
     classes: dict[str, ClassFacts] = field(default_factory=dict)
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
 
 
 def module_name_for(path: str) -> tuple[str, bool]:
@@ -62,13 +87,14 @@ Loader = Callable[[str], Optional[FileFacts]]
 
 
 class ProjectIndex:
-    """Class facts of every linted file that matters, keyed by qualified name."""
+    """Class and function facts of every linted file that matters, keyed by qualified name."""
 
     def __init__(self, module_files: dict[str, list[str]], loader: Optional[Loader] = None) -> None:
         self._module_files = module_files  # module name -> candidate paths
         self._loader = loader
         self._files: dict[str, FileFacts] = {}
         self._classes: dict[str, list[ClassFacts]] = {}
+        self._functions: dict[str, list[FunctionFacts]] = {}
         self._modules: dict[str, list[FileFacts]] = {}
 
     def __getstate__(self) -> dict:
@@ -82,6 +108,8 @@ class ProjectIndex:
         self._modules.setdefault(facts.module, []).append(facts)
         for qualname, cls in facts.classes.items():
             self._classes.setdefault(qualname, []).append(cls)
+        for qualname, function in facts.functions.items():
+            self._functions.setdefault(qualname, []).append(function)
 
     def _load_module(self, module: str) -> None:
         if self._loader is None:
@@ -99,12 +127,19 @@ class ProjectIndex:
 
     def get_class(self, qualname: str, near: str = "") -> Optional[ClassFacts]:
         """Facts of a class, following re-exports through package ``__init__`` imports."""
+        return self._find(self._classes, qualname, near)
+
+    def get_function(self, qualname: str, near: str = "") -> Optional[FunctionFacts]:
+        """Facts of a module-level function, following re-exports like ``get_class``."""
+        return self._find(self._functions, qualname, near)
+
+    def _find(self, table: dict[str, list[Any]], qualname: str, near: str) -> Optional[Any]:
         for _ in range(8):  # re-export chains are short; this bounds cycles
             module, _, name = qualname.rpartition(".")
             if not module:
                 return None
             facts = self._module_facts(module)
-            candidates = self._classes.get(qualname)
+            candidates = table.get(qualname)
             if candidates:
                 return _nearest(candidates, near)
             target = next((f.imports[name] for f in facts if name in f.imports), None)
@@ -148,7 +183,7 @@ class ProjectIndex:
         return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
 
 
-def _nearest(candidates: list[ClassFacts], near: str) -> ClassFacts:
+def _nearest(candidates: list[Any], near: str) -> Any:
     """Several scripts may define ``utils.Policy``: prefer the one beside the asking file."""
     if len(candidates) > 1 and near:
         directory = os.path.dirname(near)

@@ -49,7 +49,6 @@ class ImportTable:
         self.module = module
         self.is_package = is_package
         self.names: dict[str, str] = {}
-        self.local_classes: set[str] = set()
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -78,8 +77,8 @@ class ImportTable:
                 local = alias.asname.name.value
             self.names[local] = f"{source}.{imported}"
 
-    def add_local_class(self, name: str) -> None:
-        self.local_classes.add(name)
+    def add_local_definition(self, name: str) -> None:
+        """A module-level class or function: its name means ``module.name`` here, as elsewhere."""
         self.names[name] = f"{self.module}.{name}" if self.module else name
 
     def resolve_dotted(self, dotted: str) -> Optional[str]:

@@ -124,6 +124,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.CompFor: [opaque_target],
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],
+        cst.Return: [ctx.record_return],
     }
     leaves: dict[type, list[Handler]] = {
         cst.ClassDef: [leave_scope],

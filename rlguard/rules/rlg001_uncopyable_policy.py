@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping, Optional
 import libcst as cst
 
 from rlguard.engine.findings import Requirement
-from rlguard.engine.index import ProjectIndex
+from rlguard.engine.index import Built, ProjectIndex
 from rlguard.engine.names import dotted_name
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
@@ -114,9 +114,32 @@ def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[st
     found = None
     if cls is not None and cls.qualname not in stack and len(stack) < _MAX_DEPTH:
         found = _class_culprit(index, cls.qualname, cls.path, user_types, hooks, stack + (cls.qualname,))
+    elif cls is None and len(stack) < _MAX_DEPTH:
+        factory = index.get_function(qualname, near)  # ``make_policy()``: what it returns
+        if factory is not None and factory.qualname not in stack:
+            inner = stack + (factory.qualname,)
+            found = next((culprit for built in factory.returns
+                          if (culprit := _built_culprit(index, built, factory.path, user_types, hooks, inner))), None)
     if not stack or found is not None:  # a result inside a cycle depends on the path: do not keep it
         memo[key] = found
     return found
+
+
+def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tuple[str, ...],
+                   hooks: frozenset[str], stack: tuple[str, ...]) -> Optional[_Culprit]:
+    """Why the value a factory returns cannot be copied: as ``_policies`` reads an expression."""
+    if UNCOPYABLE_MARKERS.intersection(built.marked_by) or built.callee in UNCOPYABLE_MARKERS:
+        return None  # deliberately never copied
+    if built.callee.startswith("."):  # policy.to(device) is the policy
+        if built.receiver is None or built.callee[1:] not in MODULE_METHODS_RETURNING_SELF:
+            return None
+        return _built_culprit(index, built.receiver, near, user_types, hooks, stack)
+    if built.callee in POLICY_WRAPPERS:
+        wrapped = (arg for keyword_, arg in built.args if keyword_ is None or keyword_ in WRAPPER_KEYWORDS)
+        return next((c for arg in wrapped if (c := _built_culprit(index, arg, near, user_types, hooks, stack))), None)
+    if built.callee.startswith(("builtins.", "typing.")):
+        return None
+    return _culprit(index, built.callee, near, user_types, hooks, stack)
 
 
 def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tuple[str, ...],
@@ -409,6 +432,22 @@ class UncopyablePolicy(Rule):
             note="Through another class, in another file. Multi-process collectors pickle the policy: pass `policy_factory=`.",
         ),
         Example(
+            "from torchrl.collectors import Collector\n\nfrom robot.models import make_policy\n\n"
+            "collector = Collector(env, make_policy(), frames_per_batch=64, policy_device=\"cuda:0\")\n",
+            files={
+                "robot/__init__.py": "",
+                "robot/models.py": (
+                    "import threading\n\nfrom tensordict.nn import TensorDictModule\nfrom torch import nn\n\n\n"
+                    "class LockedNet(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.lock = threading.Lock()\n        self.head = nn.Linear(3, 1)\n\n\n"
+                    "def make_policy():\n    net = LockedNet()\n"
+                    "    return TensorDictModule(net, in_keys=[\"observation\"], out_keys=[\"action\"])\n"
+                ),
+            },
+            message="`LockedNet` cannot be deep-copied because `self.lock` holds a thread lock, set at robot/models.py:10",
+            note="Through a factory in another file: what a module-level function returns is followed.",
+        ),
+        Example(
             "import threading\n\nfrom torch import nn\nfrom torchrl.objectives import ClipPPOLoss\n\n\n"
             "class SharedCritic(nn.Module):\n"
             "    def __init__(self):\n"
@@ -542,15 +581,17 @@ class UncopyablePolicy(Rule):
             return
 
     def _factory_policies(self, factory: cst.BaseExpression) -> list[Requirement]:
-        """What a policy factory returns: a lambda's body, or the returns of a function of this file."""
+        """What a policy factory returns: a lambda's body, the returns of a function, or a class's instance."""
         factory = self.ctx.value_of(factory)
         if isinstance(factory, cst.Call) and self.ctx.callee(factory) == "functools.partial":
             factory = factory.args[0].value if factory.args else factory
         if isinstance(factory, cst.Lambda):
             return self._policies(factory.body)
-        if isinstance(factory, cst.Name):
-            return self._returns.get(factory.value, [])
-        return []
+        if isinstance(factory, cst.Name) and factory.value in self._returns:
+            return self._returns[factory.value]
+        # An imported function, or a class: resolved in the index to what it builds.
+        qualname = self.ctx.qualname(factory) if isinstance(factory, (cst.Name, cst.Attribute)) else None
+        return [("uncopyable", qualname)] if qualname is not None else []
 
     def _remote_backend(self, node: cst.Call) -> bool:
         """``Collector(..., backend="process")`` or ``num_collectors=N`` runs workers in other processes."""

@@ -834,7 +834,9 @@ collector = {call}
     [
         ("Collector(env, policy_factory=make_policy, frames_per_batch=64, policy_device='cuda')", 1),
         ("Collector(env, policy_factory=functools.partial(make_policy, 'cuda'), frames_per_batch=64, device='cuda')", 1),
-        ("Collector(env, policy_factory=lambda: make_policy(), frames_per_batch=64, device='cuda')", 0),  # unknown call
+        ("Collector(env, policy_factory=lambda: make_policy(), frames_per_batch=64, device='cuda')", 1),
+        ("Collector(env, policy_factory=lambda: make_plain_policy(), frames_per_batch=64, device='cuda')", 0),
+        ("Collector(env, policy_factory=LockedNet, frames_per_batch=64, policy_device='cuda')", 1),
         ("Collector(env, policy_factory=lambda: LockedNet(), frames_per_batch=64, device='cuda')", 1),
         ("Collector(env, policy_factory=make_policy, frames_per_batch=64)", 0),
         ("Collector(env, policy_factory=make_plain_policy, frames_per_batch=64, policy_device='cuda')", 0),
