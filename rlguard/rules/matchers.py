@@ -237,7 +237,8 @@ class _Inference:
         return {**env, name: (binding.previous, local) if binding.previous is not None else None}
 
     def is_annotated_tensor(self, binding: "Binding") -> bool:
-        return binding.annotation is not None and self.ctx.qualname(binding.annotation) in TENSOR_ANNOTATIONS
+        annotated = annotated_type(binding.annotation) if binding.annotation is not None else None
+        return annotated is not None and self.ctx.qualname(annotated) in TENSOR_ANNOTATIONS
 
     # ----- containers -----
     def leaves(self, node: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
@@ -507,6 +508,11 @@ def forward_references(annotation: cst.BaseExpression) -> list[ForwardReference]
 
     walk(annotation, True)
     return found
+
+
+def annotated_type(annotation: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The type an annotation spells: a string annotation's parsed content, else itself."""
+    return _parse_reference(annotation) if isinstance(annotation, cst.SimpleString) else annotation
 
 
 def _parse_reference(literal: cst.SimpleString) -> Optional[cst.BaseExpression]:

@@ -35,7 +35,7 @@ from rlguard.rules.data import (
     UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
-from rlguard.rules.matchers import has_star_kwargs, is_none, keyword, method_call, positional
+from rlguard.rules.matchers import annotated_type, has_star_kwargs, is_none, keyword, method_call, positional
 
 DEEPCOPY = "copy.deepcopy"
 COLLECTOR_PREFIX = "torchrl.collectors."
@@ -687,8 +687,9 @@ class UncopyablePolicy(Rule):
             # ``policy = policy.to(device)`` reads the previous ``policy``.
             inner = {**shadow, name: getattr(binding, "previous", None)}
             return self._policies(binding.value, depth + 1, inner)
-        if binding.annotation is not None:
-            annotated = self.ctx.qualname(binding.annotation)
+        spelled = annotated_type(binding.annotation) if binding.annotation is not None else None
+        if spelled is not None:
+            annotated = self.ctx.qualname(spelled)
             return [("uncopyable", annotated)] if annotated else []
         return []
 

@@ -23,7 +23,7 @@ from rlguard.rules.data import (
     RECURRENT_MODULES,
     is_torchrl_loss,
 )
-from rlguard.rules.matchers import method_call
+from rlguard.rules.matchers import annotated_type, method_call
 
 METHOD = "set_recurrent_mode"
 RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
@@ -410,14 +410,10 @@ class ManualRecurrentMode(Rule):
 
     def _of_annotation(self, annotation: cst.BaseExpression, depth: int = 0) -> Optional[Verdict]:
         """Verdict from a type annotation; None when it says nothing useful."""
-        if depth > 4:
+        spelled = annotated_type(annotation)
+        if depth > 4 or spelled is None:
             return None
-        if isinstance(annotation, cst.SimpleString):
-            try:
-                value = annotation.evaluated_value
-                annotation = cst.parse_expression(value if isinstance(value, str) else value.decode())
-            except Exception:
-                return None
+        annotation = spelled
         members: list[cst.BaseExpression] = []
         if isinstance(annotation, cst.Subscript):  # Optional[X], Union[X, Y]
             members = [el.slice.value for el in annotation.slice if isinstance(el.slice, cst.Index)]

@@ -175,7 +175,7 @@ def test_annotations():
         probe(v)
     """
     first, second = probe(source)
-    assert [leaf["code"] for leaf in first] == ["a", "b"]
+    assert [leaf["code"] for leaf in first] == ["a", "b", "c"]  # a string annotation spells the same type
     assert [leaf["code"] for leaf in second] == ["v"]
 
 

@@ -55,6 +55,7 @@ def lines(code: str, **kwargs) -> list[int]:
         "import copy\nnet = LockedNet().to('cpu').eval()\ntarget = copy.deepcopy(net)\n",
         "import copy\nnet = LockedNet()\nnet = net.to('cpu')\ntarget = copy.deepcopy(net)\n",
         "import copy\ndef clone(net: LockedNet):\n    return copy.deepcopy(net)\n",
+        "import copy\ndef clone(net: 'LockedNet'):\n    return copy.deepcopy(net)\n",
         "import copy\ndef main():\n    net = LockedNet()\n    target = copy.deepcopy(net)\n",
     ],
 )

@@ -414,15 +414,27 @@ def test_comprehension_of_tensors_is_flagged():
     assert "`torch.randn(2)`" in finding.message
 
 
-def test_parameter_annotated_as_tensor():
-    assert flagged("""
+@pytest.mark.parametrize("annotation", ["Tensor", "torch.Tensor", '"Tensor"', "'torch.Tensor'"])
+def test_parameter_annotated_as_tensor(annotation):
+    assert flagged(f"""
         import json
         import torch
         from torch import Tensor
 
-        def log(path: str, reward: Tensor, step: int):
+        def log(path: str, reward: {annotation}, step: int):
             with open(path, "a") as f:
-                f.write(json.dumps({"reward": reward, "step": step}) + "\\n")
+                f.write(json.dumps({{"reward": reward, "step": step}}) + "\\n")
+    """)
+
+
+@pytest.mark.parametrize("annotation", ['"Literal[\'Tensor\']"', "'Tensorish'", '"torch.Tensor("'])
+def test_strings_that_do_not_spell_the_tensor_type_are_not_flagged(annotation):
+    assert not flagged(f"""
+        import json
+        import torch
+
+        def log(reward: {annotation}):
+            return json.dumps({{"reward": reward}})
     """)
 
 
