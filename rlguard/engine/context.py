@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from rlguard.engine.index import AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
+from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
@@ -28,6 +28,9 @@ class Binding:
     # The binding this one replaced in the same scope: what the name meant while ``value`` was
     # evaluated (``x = x.mean()`` reads the previous ``x``).
     previous: Optional["Binding"] = None
+    # ``actor, critic = make_models()``: the unpacked expression and this name's position in it.
+    # Such a binding stays opaque; only readers that understand positions follow it.
+    unpacked: Optional[tuple[cst.BaseExpression, int]] = None
 
 
 @dataclass
@@ -189,8 +192,11 @@ class FileContext:
             bindings = self.scopes[-1].bindings
             bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
+            positional = value is not None and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+            for position, element in enumerate(target.elements):
                 self.bind_opaque(element.value)
+                if positional and isinstance(element.value, cst.Name):
+                    self.scopes[-1].bindings[element.value.value].unpacked = (value, position)
         elif value is not None:
             attr = self.is_self_attr(target)
             if attr is not None:
@@ -202,7 +208,13 @@ class FileContext:
             return
         function = self.scopes[1].node
         assert isinstance(function, cst.FunctionDef)
-        built = self.built(node.value, marks_in=function)
+        if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
+            if any(isinstance(e, cst.StarredElement) for e in node.value.elements):
+                return
+            items = ((str(i), self.built(e.value, marks_in=function)) for i, e in enumerate(node.value.elements))
+            built: Optional[Built] = Built(TUPLE, tuple((i, b) for i, b in items if b is not None))
+        else:
+            built = self.built(node.value, marks_in=function)
         if built is None:
             return
         name = function.name.value
@@ -227,6 +239,16 @@ class FileContext:
                marks_in: Optional[cst.FunctionDef]) -> Optional[Built]:
         while isinstance(expr, cst.Name) and depth <= _MAX_BUILT_DEPTH:
             binding = shadow[expr.value] if expr.value in shadow else self.lookup(expr.value)
+            if binding is not None and binding.unpacked is not None:
+                source, position = binding.unpacked
+                if not isinstance(source, (cst.Tuple, cst.List)):  # item ``position`` of what a call returns
+                    inner = self.built(source, depth + 1, shadow, marks_in)
+                    return Built(f"[{position}]", receiver=inner) if inner is not None else None
+                elements = source.elements
+                if position >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+                    return None
+                expr, depth = elements[position].value, depth + 1
+                continue
             if binding is None or binding.opaque or binding.value is None:
                 return None
             # ``policy = policy.to(device)`` reads the previous ``policy``.

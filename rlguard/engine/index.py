@@ -34,11 +34,15 @@ class ClassFacts:
         return self.qualname.rpartition(".")[2]
 
 
+TUPLE = "<tuple>"  # the callee of a returned tuple; its args are keyed by position
+
+
 @dataclass(frozen=True)
 class Built:
     """A call that builds a value, and the calls that build its arguments.
 
-    ``callee`` is a qualified name, or ``.name`` for a method called on ``receiver``.
+    ``callee`` is a qualified name, ``.name`` for a method called on ``receiver``, ``[i]`` for
+    item ``i`` of what ``receiver`` returns, or ``TUPLE`` for ``return a, b``.
     ``marked_by`` holds the callees of calls that took the value, by name, as their first
     argument before it was returned (``uncopyable(policy)``).
     """

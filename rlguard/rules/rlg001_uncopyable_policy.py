@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping, Optional
 import libcst as cst
 
 from rlguard.engine.findings import Requirement
-from rlguard.engine.index import Built, ProjectIndex
+from rlguard.engine.index import TUPLE, Built, ProjectIndex
 from rlguard.engine.names import dotted_name
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
@@ -130,6 +130,11 @@ def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tup
     """Why the value a factory returns cannot be copied: as ``_policies`` reads an expression."""
     if UNCOPYABLE_MARKERS.intersection(built.marked_by) or built.callee in UNCOPYABLE_MARKERS:
         return None  # deliberately never copied
+    if built.callee.startswith("["):  # item i of what a factory returns
+        receiver = built.receiver
+        if receiver is None or receiver.callee.startswith((".", "[")):
+            return None
+        return _item_culprit(index, receiver.callee, int(built.callee[1:-1]), near, user_types, hooks, stack)
     if built.callee.startswith("."):  # policy.to(device) is the policy
         if built.receiver is None or built.callee[1:] not in MODULE_METHODS_RETURNING_SELF:
             return None
@@ -140,6 +145,21 @@ def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tup
     if built.callee.startswith(("builtins.", "typing.")):
         return None
     return _culprit(index, built.callee, near, user_types, hooks, stack)
+
+
+def _item_culprit(index: ProjectIndex, qualname: str, position: int, near: str, user_types: tuple[str, ...],
+                  hooks: frozenset[str] = COPY_HOOKS, stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
+    """Why item ``position`` of what the function ``qualname`` returns (``return a, b``) cannot be copied."""
+    factory = index.get_function(qualname, near)
+    if factory is None or factory.qualname in stack or len(stack) >= _MAX_DEPTH:
+        return None
+    inner = stack + (factory.qualname,)
+    for built in factory.returns:
+        item = next((arg for key, arg in built.args if key == str(position)), None) if built.callee == TUPLE else None
+        found = _built_culprit(index, item, factory.path, user_types, hooks, inner) if item is not None else None
+        if found is not None:
+            return found
+    return None
 
 
 def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tuple[str, ...],
@@ -489,6 +509,8 @@ class UncopyablePolicy(Rule):
         hooks = PICKLE_HOOKS if kind == "unpicklable" else COPY_HOOKS
         if what == "attr":
             culprit = _attr_culprit(index, requirement[1], requirement[2], path, user_types, hooks)
+        elif what == "item":
+            culprit = _item_culprit(index, requirement[1], int(requirement[2]), path, user_types, hooks)
         else:
             culprit = _culprit(index, requirement[1], path, user_types, hooks)
         if culprit is None:
@@ -681,6 +703,8 @@ class UncopyablePolicy(Rule):
             cls = self.ctx.current_class
             return [("uncopyable", cls.qualname)] if cls is not None else []
         binding = shadow[name] if name in shadow else self.ctx.lookup(name)
+        if binding is not None and binding.unpacked is not None:
+            return self._item_policies(*binding.unpacked, depth, shadow)
         if binding is None or binding.opaque:
             return []
         if binding.value is not None:
@@ -692,6 +716,19 @@ class UncopyablePolicy(Rule):
             annotated = self.ctx.qualname(spelled)
             return [("uncopyable", annotated)] if annotated else []
         return []
+
+    def _item_policies(self, source: cst.BaseExpression, position: int, depth: int,
+                       shadow: dict[str, Any]) -> list[Requirement]:
+        """``a, b = <source>``: requirements for the ``position``-th name."""
+        if isinstance(source, (cst.Tuple, cst.List)):
+            elements = source.elements
+            if position < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
+                return self._policies(elements[position].value, depth + 1, shadow)
+            return []
+        callee = self.ctx.callee(source) if isinstance(source, cst.Call) else None
+        if callee is None or callee.startswith(("builtins.", "typing.")):
+            return []
+        return [("uncopyable-item", callee, str(position))]
 
     def _is_self(self, name: str) -> bool:
         """``name`` is, where it is read, the ``self`` parameter of a method (not rebound)."""

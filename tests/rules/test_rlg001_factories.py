@@ -83,6 +83,26 @@ def make_list():
     return [LockedNet()]
 
 
+def make_models():
+    actor = TensorDictModule(LockedNet(), in_keys=["th", "thdot"], out_keys=["action"])
+    critic = TensorDictModule(PlainNet(), in_keys=["th", "thdot"], out_keys=["value"])
+    return actor, critic
+
+
+def make_actor():
+    actor, _ = make_models()
+    return actor
+
+
+def make_critic():
+    _, critic = make_models()
+    return critic
+
+
+def make_spread():
+    return (*make_list(), PlainNet())
+
+
 class Holder:
     def build(self):
         return LockedNet()
@@ -139,6 +159,47 @@ def test_factories_that_build_no_uncopyable_policy_are_not_findings(policy):
 
         collector = Collector(env, {policy}, frames_per_batch=8, policy_device="cuda:0")
     """) == []
+
+
+@pytest.mark.parametrize(
+    "unpacking, policy, expected",
+    [
+        ("actor, critic = make_models()", "actor", 1),
+        ("actor, critic = make_models()", "critic", 0),
+        ("(actor, critic) = models.make_models()", "actor", 1),
+        ("[actor, critic] = make_models()", "actor", 1),
+        ("actor = make_actor()", "actor", 1),  # a factory returning an item of another's tuple
+        ("critic = make_critic()", "critic", 0),
+        ("actor, critic = LockedNet(), PlainNet()", "actor", 1),
+        ("actor, critic = LockedNet(), PlainNet()", "critic", 0),
+        ("actor, *rest = make_models()", "actor", 0),  # positions after a starred name are unknown
+        ("first, second = make_spread()", "second", 0),
+        ("pair = make_models()", "pair", 0),  # the tuple itself is no policy
+    ],
+)
+def test_factories_returning_several_models(unpacking, policy, expected):
+    found = findings(f"""
+        import models
+        from models import LockedNet, PlainNet, make_actor, make_critic, make_models, make_spread
+        from torchrl.collectors import Collector
+
+        {unpacking}
+        collector = Collector(env, {policy}, frames_per_batch=8, policy_device="cuda:0")
+    """)
+    assert len(found) == expected
+    if expected:
+        assert "`LockedNet` cannot be deep-copied because `self.lock` holds a thread lock" in found[0].message
+
+
+def test_multi_process_collector_given_an_unpacked_actor_is_flagged_for_pickling():
+    [finding] = findings("""
+        from models import make_models
+        from torchrl.collectors import MultiSyncCollector
+
+        actor, critic = make_models()
+        collector = MultiSyncCollector([make_env] * 2, actor, frames_per_batch=8)
+    """)
+    assert "cannot be pickled" in finding.message
 
 
 def test_a_factory_of_the_same_file_is_followed_wherever_it_is_defined():
