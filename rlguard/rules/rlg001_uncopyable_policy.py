@@ -465,7 +465,7 @@ class UncopyablePolicy(Rule):
                 ),
             },
             message="`LockedNet` cannot be deep-copied because `self.lock` holds a thread lock, set at robot/models.py:10",
-            note="Through a factory in another file: what a module-level function returns is followed.",
+            note="Through a factory in another file: what a module-level function returns is followed, items of a returned tuple (`actor, critic = make_models()`) included.",
         ),
         Example(
             "import threading\n\nfrom torch import nn\nfrom torchrl.objectives import ClipPPOLoss\n\n\n"
