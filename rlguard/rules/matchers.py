@@ -515,6 +515,24 @@ def annotated_type(annotation: cst.BaseExpression) -> Optional[cst.BaseExpressio
     return _parse_reference(annotation) if isinstance(annotation, cst.SimpleString) else annotation
 
 
+_UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})
+
+
+def type_alternatives(annotation: cst.BaseExpression, ctx: "FileContext", depth: int = 0) -> list[cst.BaseExpression]:
+    """The types an annotation admits: the members of ``Optional[...]``, ``Union[...]`` and
+    ``X | Y``, or the annotation itself; strings read as the types they spell."""
+    spelled = annotated_type(annotation)
+    if spelled is None or depth > 4:
+        return []
+    if isinstance(spelled, cst.Subscript) and ctx.qualname(spelled.value) in _UNIONS:
+        members = [element.slice.value for element in spelled.slice if isinstance(element.slice, cst.Index)]
+    elif isinstance(spelled, cst.BinaryOperation) and isinstance(spelled.operator, cst.BitOr):
+        members = [spelled.left, spelled.right]
+    else:
+        return [spelled]
+    return [alternative for member in members for alternative in type_alternatives(member, ctx, depth + 1)]
+
+
 def _parse_reference(literal: cst.SimpleString) -> Optional[cst.BaseExpression]:
     if literal.prefix or "\\" in literal.raw_value:
         return None

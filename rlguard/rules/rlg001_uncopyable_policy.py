@@ -35,7 +35,7 @@ from rlguard.rules.data import (
     UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
-from rlguard.rules.matchers import annotated_type, has_star_kwargs, is_none, keyword, method_call, positional
+from rlguard.rules.matchers import has_star_kwargs, is_none, keyword, method_call, positional, type_alternatives
 
 DEEPCOPY = "copy.deepcopy"
 COLLECTOR_PREFIX = "torchrl.collectors."
@@ -711,10 +711,9 @@ class UncopyablePolicy(Rule):
             # ``policy = policy.to(device)`` reads the previous ``policy``.
             inner = {**shadow, name: getattr(binding, "previous", None)}
             return self._policies(binding.value, depth + 1, inner)
-        spelled = annotated_type(binding.annotation) if binding.annotation is not None else None
-        if spelled is not None:
-            annotated = self.ctx.qualname(spelled)
-            return [("uncopyable", annotated)] if annotated else []
+        if binding.annotation is not None:  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
+            types = (self.ctx.qualname(t) for t in type_alternatives(binding.annotation, self.ctx))
+            return [("uncopyable", qualname) for qualname in types if qualname is not None]
         return []
 
     def _item_policies(self, source: cst.BaseExpression, position: int, depth: int,

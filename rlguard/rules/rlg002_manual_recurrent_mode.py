@@ -23,7 +23,7 @@ from rlguard.rules.data import (
     RECURRENT_MODULES,
     is_torchrl_loss,
 )
-from rlguard.rules.matchers import annotated_type, method_call
+from rlguard.rules.matchers import method_call, type_alternatives
 
 METHOD = "set_recurrent_mode"
 RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
@@ -408,20 +408,12 @@ class ManualRecurrentMode(Rule):
             return None  # torch, torchrl and tensordict classes other than these have no such method
         return ("class", (qualname,), "")
 
-    def _of_annotation(self, annotation: cst.BaseExpression, depth: int = 0) -> Optional[Verdict]:
+    def _of_annotation(self, annotation: cst.BaseExpression) -> Optional[Verdict]:
         """Verdict from a type annotation; None when it says nothing useful."""
-        spelled = annotated_type(annotation)
-        if depth > 4 or spelled is None:
-            return None
-        annotation = spelled
-        members: list[cst.BaseExpression] = []
-        if isinstance(annotation, cst.Subscript):  # Optional[X], Union[X, Y]
-            members = [el.slice.value for el in annotation.slice if isinstance(el.slice, cst.Index)]
-        elif isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-            members = [annotation.left, annotation.right]
-        if members:
-            found = [v for v in (self._of_annotation(m, depth + 1) for m in members) if v is not None]
-            return next((v for v in found if v[0] == "yes"), found[0] if found else None)
+        found = [v for v in map(self._of_type, type_alternatives(annotation, self.ctx)) if v is not None]
+        return next((v for v in found if v[0] == "yes"), found[0] if found else None)
+
+    def _of_type(self, annotation: cst.BaseExpression) -> Optional[Verdict]:
         qualname = self.ctx.qualname(annotation)
         if qualname is None or qualname.startswith(("builtins.", "typing.")):
             return None

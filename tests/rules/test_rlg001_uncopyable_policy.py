@@ -56,6 +56,10 @@ def lines(code: str, **kwargs) -> list[int]:
         "import copy\nnet = LockedNet()\nnet = net.to('cpu')\ntarget = copy.deepcopy(net)\n",
         "import copy\ndef clone(net: LockedNet):\n    return copy.deepcopy(net)\n",
         "import copy\ndef clone(net: 'LockedNet'):\n    return copy.deepcopy(net)\n",
+        "import copy\nfrom typing import Optional\ndef clone(net: Optional[LockedNet]):\n    return copy.deepcopy(net)\n",
+        "import copy\nimport typing\ndef clone(net: typing.Union[int, LockedNet]):\n    return copy.deepcopy(net)\n",
+        "import copy\ndef clone(net: LockedNet | None):\n    return copy.deepcopy(net)\n",
+        "import copy\ndef clone(net: 'None | LockedNet'):\n    return copy.deepcopy(net)\n",
         "import copy\ndef main():\n    net = LockedNet()\n    target = copy.deepcopy(net)\n",
     ],
 )
@@ -975,3 +979,19 @@ copy.deepcopy(Policy())
 """
     messages = flagged(code)
     assert len(messages) == 1 and "set at line 14" in messages[0]
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    ["Optional[nn.Linear]", "'nn.Linear | None'", "Optional['Literal[1]']", "Annotated[nn.Linear, LockedNet]",
+     "Callable[[LockedNet], None]"],
+)
+def test_annotations_that_admit_no_uncopyable_class_are_not_findings(annotation):
+    assert flagged(LOCKED + f"""
+import copy
+from typing import Annotated, Callable, Literal, Optional
+
+
+def clone(net: {annotation}):
+    return copy.deepcopy(net)
+""") == []
