@@ -54,8 +54,8 @@ class SegmentTree:
         self._size = size
         self._dtype = dtype
         self._identity = self._identity_for(dtype)
-        device = torch.device("cpu" if device is None else device)
         self._levels = [torch.full((n,), self._identity, dtype=dtype, device=device) for n in _level_lengths(size)]
+        self._device = self._levels[0].device  # "cuda" becomes "cuda:0", as tensors report it
 
     # --- the reduction, set by subclasses -------------------------------------------
     @staticmethod
@@ -88,7 +88,7 @@ class SegmentTree:
 
     @property
     def device(self) -> torch.device:
-        return self._levels[0].device
+        return self._device
 
     def __len__(self) -> int:
         return self._size
@@ -107,7 +107,7 @@ class SegmentTree:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         idx = self._as_index(index)
-        values = torch.as_tensor(value, dtype=self._dtype, device=self.device)
+        values = torch.as_tensor(value, dtype=self._dtype, device=self._device)
         if values.requires_grad:
             values = values.detach()
         if values.shape != idx.shape:
@@ -127,7 +127,7 @@ class SegmentTree:
 
     def load_leaves(self, values: torch.Tensor) -> None:
         """Replace every leaf at once and rebuild the nodes above them."""
-        values = torch.as_tensor(values, dtype=self._dtype, device=self.device)
+        values = torch.as_tensor(values, dtype=self._dtype, device=self._device)
         if values.shape != (self._size,):
             raise ValueError(f"expected {self._size} leaf values, got shape {tuple(values.shape)}")
         self._leaves().copy_(values)
@@ -138,8 +138,8 @@ class SegmentTree:
     def query(self, start: Any, end: Any) -> Any:
         """Reduce the leaves in ``[start, end)``; tensors give a tensor of results."""
         if isinstance(start, torch.Tensor) or isinstance(end, torch.Tensor):
-            start_t = torch.as_tensor(start, device=self.device)
-            end_t = torch.as_tensor(end, device=self.device)
+            start_t = torch.as_tensor(start, device=self._device)
+            end_t = torch.as_tensor(end, device=self._device)
             return self._query_batch(start_t.long(), end_t.long())
         if isinstance(start, np.ndarray) or isinstance(end, np.ndarray):
             result = self._query_batch(torch.as_tensor(start).long(), torch.as_tensor(end).long())
@@ -165,10 +165,10 @@ class SegmentTree:
         return self._fold(torch.cat(parts)).item()
 
     def _query_batch(self, start: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
-        start, end = torch.broadcast_tensors(start.to(self.device), end.to(self.device))
+        start, end = torch.broadcast_tensors(start.to(self._device), end.to(self._device))
         lo, hi = start.clamp(0, self._size), end.clamp(0, self._size)
-        result = torch.full(lo.shape, self._identity, dtype=self._dtype, device=self.device)
-        offsets = torch.arange(FANOUT, device=self.device)
+        result = torch.full(lo.shape, self._identity, dtype=self._dtype, device=self._device)
+        offsets = torch.arange(FANOUT, device=self._device)
         for level in self._levels[:-1]:
             blocks = level.view(-1, FANOUT)
             left_end = (lo + FANOUT - 1) // FANOUT * FANOUT
@@ -204,7 +204,8 @@ class SegmentTree:
             index = torch.as_tensor(np.asarray(index))
         if index.numel() and (index.dtype.is_floating_point or index.dtype == torch.bool):
             raise TypeError(f"segment tree indices must be integers, got {index.dtype}")
-        index = index.to(device=self.device, dtype=torch.long)
+        if index.dtype != torch.long or index.device != self._device:
+            index = index.to(device=self._device, dtype=torch.long)
         if index.numel():
             low, high = (int(bound) for bound in torch.aminmax(index))
             if low < 0 or high >= self._size:
@@ -238,7 +239,7 @@ class SumSegmentTree(SegmentTree):
         super().__init__(size, device, dtype)
         finfo = torch.finfo(self._dtype)
         # The smallest positive mass: asking for at least this much skips zero-valued leaves.
-        self._smallest_mass = torch.tensor(finfo.smallest_normal * finfo.eps, dtype=self._dtype, device=self.device)
+        self._smallest_mass = torch.tensor(finfo.smallest_normal * finfo.eps, dtype=self._dtype, device=self._device)
 
     @staticmethod
     def _identity_for(dtype: torch.dtype) -> float:
@@ -262,7 +263,7 @@ class SumSegmentTree(SegmentTree):
         or one that float rounding pushes past a block, would otherwise pick a leaf that has
         no probability).
         """
-        mass = torch.as_tensor(value, dtype=self._dtype, device=self.device)
+        mass = torch.as_tensor(value, dtype=self._dtype, device=self._device)
         index = self._scan(mass) if mass.dim() == 1 else self._scan(mass.reshape(-1)).reshape(mass.shape)
         if isinstance(value, torch.Tensor):
             return index
@@ -276,7 +277,7 @@ class SumSegmentTree(SegmentTree):
         remaining = torch.clamp_min(mass, self._smallest_mass).unsqueeze(-1)
         # One block of FANOUT children per mass and level. Column 0 stays 0, the mass before
         # the block, so column ``child`` of the cumulative sums is the mass before ``child``.
-        rows = torch.zeros((mass.numel(), FANOUT + 1), dtype=self._dtype, device=self.device)
+        rows = torch.zeros((mass.numel(), FANOUT + 1), dtype=self._dtype, device=self._device)
         children, block_total = rows[:, 1:], rows[:, -1:]
         below = torch.empty_like(children)
         # Every mass starts in the root's block: its sums are taken once, not per mass.
