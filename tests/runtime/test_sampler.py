@@ -193,7 +193,15 @@ def test_patches_wire_the_trees_in_and_warn_once() -> None:
 
 @pytest.mark.skipif(not EXTENSION_LOADS, reason="torchrl's extension does not load here")
 def test_compiled_trees_are_left_alone() -> None:
+    import torchrl._torchrl as compiled
+
     assert not [name for name in missing_tree_names() if not name.startswith("Cuda")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RLGuardWarning)  # no fallback notice either
+        with installed(collectors=False, recurrent=False, buffers=False, training=False):
+            assert torchrl_prioritized.SumSegmentTreeFp32 is compiled.SumSegmentTreeFp32
+            buffer = PrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(CAPACITY))
+            assert type(buffer._sampler._sum_tree) is compiled.SumSegmentTreeFp32
 
 
 def test_stock_prioritized_buffer_samples_in_proportion_to_priority(patched: PatchSet) -> None:
