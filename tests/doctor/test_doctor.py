@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from rlguard.engine.target import satisfies
+from rlguard.runtime.extension import probe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,10 +35,13 @@ def test_tested_stack_verdicts():
     assert found["torchrl"]["evidence"] == "0.14.1" and found["tensordict"]["evidence"] == "0.14.3"
     assert found["torchrl needs tensordict<0.15.0,>=0.14.3"]["verdict"] == "ok"
     extension = found["torchrl compiled extension"]
-    assert extension["verdict"] == "fail" and "undefined symbol" in extension["evidence"]
-    assert "rlguard.runtime.install()" in extension["fix"]
+    if probe().loads:  # torchrl's extension rebuilt against this torch, or a matching torch
+        assert extension["verdict"] == "ok"
+    else:  # the wheel of the tested stack: built against another torch
+        assert extension["verdict"] == "fail" and "undefined symbol" in extension["evidence"]
+        assert "rlguard.runtime.install()" in extension["fix"]
+        assert code == 1
     assert found["target-torchrl"]["evidence"].startswith("0.14.1 (from ")
-    assert code == 1
     if not torch.cuda.is_available():
         assert found["accelerator"]["verdict"] == "warn"
         pinned = found["pinned memory"]
@@ -48,8 +52,8 @@ def test_text_format_and_project_findings(tmp_path):
     (tmp_path / "old.py").write_text("from torchrl.collectors import SyncDataCollector\n")
     done = subprocess.run([sys.executable, "-m", "rlguard", "doctor", "--project", str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1
-    assert "RLG006 removed-collector-name" in done.stdout and "would fire on 1 place(s)" in done.stdout
+    assert done.returncode == (0 if probe().loads else 1)  # findings warn; only a failed check fails
+    assert "WARN  RLG006 removed-collector-name" in done.stdout and "would fire on 1 place(s)" in done.stdout
     assert done.stdout.splitlines()[0].startswith("OK    python")
 
 
