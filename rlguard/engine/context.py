@@ -61,6 +61,7 @@ class FileContext:
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
         self.facts = FileFacts(path, module, self.imports.names)
+        self._callees_taking: dict[tuple[int, str], tuple[str, ...]] = {}
 
     # ----- queries for rules -----
     @property
@@ -220,7 +221,8 @@ class FileContext:
         name = function.name.value
         qualname = f"{self.module}.{name}" if self.module else name
         facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname, self.path))
-        facts.returns.append(built)
+        if built not in facts.returns:  # ``return net`` on several branches is one fact
+            facts.returns.append(built)
 
     def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Optional[dict[str, Optional[Binding]]] = None,
               marks_in: Optional[cst.FunctionDef] = None) -> Optional[Built]:
@@ -232,7 +234,10 @@ class FileContext:
         named = expr.value if isinstance(expr, cst.Name) else None
         found = self._built(expr, depth, shadow, marks_in)
         if found is not None and named is not None and marks_in is not None:
-            found = dataclasses.replace(found, marked_by=_callees_taking(self, marks_in, named))
+            key = (id(marks_in), named)  # one scan of the body per name, however many returns
+            if key not in self._callees_taking:
+                self._callees_taking[key] = _callees_taking(self, marks_in, named)
+            found = dataclasses.replace(found, marked_by=self._callees_taking[key])
         return found
 
     def _built(self, expr: cst.BaseExpression, depth: int, shadow: dict[str, Optional[Binding]],
