@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import libcst as cst
 
@@ -193,7 +193,7 @@ class FileContext:
             bindings = self.scopes[-1].bindings
             bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            positional = value is not None and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+            positional = value is not None and not has_starred(target.elements)
             for position, element in enumerate(target.elements):
                 self.bind_opaque(element.value)
                 if positional and isinstance(element.value, cst.Name):
@@ -210,7 +210,7 @@ class FileContext:
         function = self.scopes[1].node
         assert isinstance(function, cst.FunctionDef)
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
-            if any(isinstance(e, cst.StarredElement) for e in node.value.elements):
+            if has_starred(node.value.elements):
                 return
             items = ((str(i), self.built(e.value, marks_in=function)) for i, e in enumerate(node.value.elements))
             built: Optional[Built] = Built(TUPLE, tuple((i, b) for i, b in items if b is not None))
@@ -249,10 +249,10 @@ class FileContext:
                 if not isinstance(source, (cst.Tuple, cst.List)):  # item ``position`` of what a call returns
                     inner = self.built(source, depth + 1, shadow, marks_in)
                     return Built(f"[{position}]", receiver=inner) if inner is not None else None
-                elements = source.elements
-                if position >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+                item = literal_item(source, position)
+                if item is None:
                     return None
-                expr, depth = elements[position].value, depth + 1
+                expr, depth = item, depth + 1
                 continue
             if binding is None or binding.opaque or binding.value is None:
                 return None
@@ -269,14 +269,14 @@ class FileContext:
             if receiver is None:
                 return None
             callee = "." + expr.func.attr.value
+        from rlguard.rules.matchers import literal_items  # shared matcher; rules import the engine
+
         args = []
         for arg in expr.args:
             if arg.star:
                 continue
             keyword = arg.keyword.value if arg.keyword is not None else None
-            value = arg.value
-            elements = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
-            for element in elements:
+            for element in literal_items(arg.value):
                 inner = self.built(element, depth + 1, shadow, marks_in)
                 if inner is not None:
                     args.append((keyword, inner))
@@ -300,6 +300,17 @@ class FileContext:
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.callee(resolved)
         cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self)))
+
+
+def has_starred(elements: Sequence[cst.BaseElement]) -> bool:
+    return any(isinstance(element, cst.StarredElement) for element in elements)
+
+
+def literal_item(source: cst.BaseExpression, position: int) -> Optional[cst.BaseExpression]:
+    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
+    if not isinstance(source, (cst.Tuple, cst.List)) or has_starred(source.elements):
+        return None
+    return source.elements[position].value if position < len(source.elements) else None
 
 
 def _callees_taking(ctx: FileContext, function: cst.FunctionDef, name: str) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ Used by several rules and by the engine's index; nothing here is specific to one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, NamedTuple, Optional
+from typing import TYPE_CHECKING, Iterator, Literal, NamedTuple, Optional
 
 import libcst as cst
 
@@ -540,6 +540,16 @@ def _parse_reference(literal: cst.SimpleString) -> Optional[cst.BaseExpression]:
         return cst.parse_expression(literal.raw_value)
     except cst.ParserSyntaxError:
         return None
+
+
+def literal_items(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """What an argument passes: itself, or the items of a list, tuple or dict literal."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
+    elif isinstance(value, cst.Dict):
+        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
+    else:
+        yield value
 
 
 def loaded_names(root: cst.CSTNode, names: frozenset[str]) -> list[cst.Name]:

@@ -18,6 +18,7 @@ from typing import Any, Iterator, Mapping, Optional
 import libcst as cst
 
 from rlguard.engine.findings import Requirement
+from rlguard.engine.context import literal_item
 from rlguard.engine.index import TUPLE, Built, ProjectIndex
 from rlguard.engine.names import dotted_name
 from rlguard.rules.base import Example, Option, Rule
@@ -35,7 +36,15 @@ from rlguard.rules.data import (
     UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
-from rlguard.rules.matchers import has_star_kwargs, is_none, keyword, method_call, positional, type_alternatives
+from rlguard.rules.matchers import (
+    has_star_kwargs,
+    is_none,
+    keyword,
+    literal_items,
+    method_call,
+    positional,
+    type_alternatives,
+)
 
 DEEPCOPY = "copy.deepcopy"
 COLLECTOR_PREFIX = "torchrl.collectors."
@@ -114,12 +123,8 @@ def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[st
     found = None
     if cls is not None and cls.qualname not in stack and len(stack) < _MAX_DEPTH:
         found = _class_culprit(index, cls.qualname, cls.path, user_types, hooks, stack + (cls.qualname,))
-    elif cls is None and len(stack) < _MAX_DEPTH:
-        factory = index.get_function(qualname, near)  # ``make_policy()``: what it returns
-        if factory is not None and factory.qualname not in stack:
-            inner = stack + (factory.qualname,)
-            found = next((culprit for built in factory.returns
-                          if (culprit := _built_culprit(index, built, factory.path, user_types, hooks, inner))), None)
+    elif cls is None:  # ``make_policy()``: what the factory returns
+        found = _returns_culprit(index, qualname, None, near, user_types, hooks, stack)
     if not stack or found is not None:  # a result inside a cycle depends on the path: do not keep it
         memo[key] = found
     return found
@@ -134,7 +139,7 @@ def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tup
         receiver = built.receiver
         if receiver is None or receiver.callee.startswith((".", "[")):
             return None
-        return _item_culprit(index, receiver.callee, int(built.callee[1:-1]), near, user_types, hooks, stack)
+        return _returns_culprit(index, receiver.callee, int(built.callee[1:-1]), near, user_types, hooks, stack)
     if built.callee.startswith("."):  # policy.to(device) is the policy
         if built.receiver is None or built.callee[1:] not in MODULE_METHODS_RETURNING_SELF:
             return None
@@ -147,16 +152,20 @@ def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tup
     return _culprit(index, built.callee, near, user_types, hooks, stack)
 
 
-def _item_culprit(index: ProjectIndex, qualname: str, position: int, near: str, user_types: tuple[str, ...],
-                  hooks: frozenset[str] = COPY_HOOKS, stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
-    """Why item ``position`` of what the function ``qualname`` returns (``return a, b``) cannot be copied."""
+def _returns_culprit(index: ProjectIndex, qualname: str, position: Optional[int], near: str,
+                     user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS,
+                     stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
+    """Why what the function ``qualname`` returns cannot be copied: the value itself, or with a
+    ``position``, that item of a returned tuple (``actor, critic = make_models()``)."""
     factory = index.get_function(qualname, near)
     if factory is None or factory.qualname in stack or len(stack) >= _MAX_DEPTH:
         return None
     inner = stack + (factory.qualname,)
     for built in factory.returns:
-        item = next((arg for key, arg in built.args if key == str(position)), None) if built.callee == TUPLE else None
-        found = _built_culprit(index, item, factory.path, user_types, hooks, inner) if item is not None else None
+        if position is not None:
+            tuple_items = dict(built.args) if built.callee == TUPLE else {}
+            built = tuple_items.get(str(position))
+        found = _built_culprit(index, built, factory.path, user_types, hooks, inner) if built is not None else None
         if found is not None:
             return found
     return None
@@ -260,16 +269,6 @@ def _where(defined_in: str, line: int, reported_in: str) -> str:
 
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
-
-
-def _elements(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """The modules an argument passes: itself, or the items of a list, tuple or dict literal."""
-    if isinstance(value, (cst.List, cst.Tuple)):
-        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
-    elif isinstance(value, cst.Dict):
-        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
-    else:
-        yield value
 
 
 def _is_network_keyword(name: str) -> bool:
@@ -510,7 +509,7 @@ class UncopyablePolicy(Rule):
         if what == "attr":
             culprit = _attr_culprit(index, requirement[1], requirement[2], path, user_types, hooks)
         elif what == "item":
-            culprit = _item_culprit(index, requirement[1], int(requirement[2]), path, user_types, hooks)
+            culprit = _returns_culprit(index, requirement[1], int(requirement[2]), path, user_types, hooks)
         else:
             culprit = _culprit(index, requirement[1], path, user_types, hooks)
         if culprit is None:
@@ -720,10 +719,8 @@ class UncopyablePolicy(Rule):
                        shadow: dict[str, Any]) -> list[Requirement]:
         """``a, b = <source>``: requirements for the ``position``-th name."""
         if isinstance(source, (cst.Tuple, cst.List)):
-            elements = source.elements
-            if position < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
-                return self._policies(elements[position].value, depth + 1, shadow)
-            return []
+            item = literal_item(source, position)
+            return self._policies(item, depth + 1, shadow) if item is not None else []
         callee = self.ctx.callee(source) if isinstance(source, cst.Call) else None
         if callee is None or callee.startswith(("builtins.", "typing.")):
             return []
@@ -746,4 +743,4 @@ class UncopyablePolicy(Rule):
         for arg in call.args:
             if arg.star or (arg.keyword is not None and arg.keyword.value not in WRAPPER_KEYWORDS):
                 continue
-            yield from _elements(arg.value)
+            yield from literal_items(arg.value)
