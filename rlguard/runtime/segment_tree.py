@@ -10,7 +10,7 @@ Python loop is over tree levels. Nodes have ``FANOUT`` children, so a million le
 sit four levels below the root. On a CPU each tensor op costs microseconds of overhead
 whatever its size, so the code counts ops: an update rebuilds each level of at most
 ``SMALL_LEVEL`` nodes whole, with one reduction, and touches only the large levels near
-the leaves node by node; a search costs eight ops per level. No op handles more than a
+the leaves node by node; a search costs nine ops per level. No op handles more than a
 few thousand values, because past torch's parallel grain (32768) an op wakes the intra-op
 threads, which costs milliseconds on a busy machine.
 
