@@ -10,7 +10,7 @@ import sys
 import sysconfig
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 SITE = sysconfig.get_paths()["purelib"]
 SOURCES = {"torchrl": "torchrl", "tensordict": "tensordict", "sota": "sota-implementations"}

@@ -58,7 +58,7 @@ class ListTree:
 
     def update(self, index: list[int], values: list[float]) -> None:
         sums, mins = self.sums, self.mins
-        for i, value in zip(index, values):
+        for i, value in zip(index, values, strict=False):
             node = i + self.capacity
             sums[node] = mins[node] = value
             while node > 1:
@@ -137,7 +137,7 @@ def textbook_steps(priorities: list[float]) -> tuple[Callable[[Any], Any], Calla
         mins[i] = priority
 
     def update(batch: Any) -> None:
-        for index, priority in zip(batch[0], batch[1]):
+        for index, priority in zip(batch[0], batch[1], strict=False):
             sums[index] = priority
             mins[index] = priority
 

@@ -11,7 +11,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
+from collections.abc import Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,13 +31,13 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Config:
-    path: Optional[str] = None  # the pyproject.toml read, if any
+    path: str | None = None  # the pyproject.toml read, if any
     root: str = "."  # its directory: where relative excludes and the cache live
-    select: Optional[tuple[str, ...]] = None
+    select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    target_torchrl: Optional[str] = None
+    target_torchrl: str | None = None
     rule_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     timeout: float = 10.0  # seconds per file
     max_file_size: int = 10_000_000  # bytes
@@ -47,7 +48,7 @@ class Config:
         return [code for glob, codes in self.per_file_ignores if fnmatch.fnmatch(relative, glob) for code in codes]
 
 
-def find_pyproject(start: str) -> Optional[str]:
+def find_pyproject(start: str) -> str | None:
     current = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
         candidate = os.path.join(current, "pyproject.toml")
@@ -99,7 +100,7 @@ def validate_codes(codes: Any, where: str) -> list[str]:
     return _codes(codes, where)
 
 
-def validate_version(value: Optional[str], where: str) -> Optional[str]:
+def validate_version(value: str | None, where: str) -> str | None:
     return _version(value, where)
 
 
@@ -124,7 +125,7 @@ def _codes(value: Any, where: str) -> list[str]:
     return codes
 
 
-def _version(value: Any, where: str) -> Optional[str]:
+def _version(value: Any, where: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _VERSION.match(value.strip()):

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
 from rlguard.rules.base import Example, Rule
@@ -80,7 +80,7 @@ def rule_page(rule: type[Rule]) -> str:
     return "\n".join(parts)
 
 
-def explain(code: str) -> Optional[str]:
+def explain(code: str) -> str | None:
     rule = RULES_BY_CODE.get(code.strip().upper())
     return rule_page(rule) if rule else None
 
@@ -251,7 +251,7 @@ def default_docs_dir() -> str:
     return "docs"
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rlguard.docs",
                                      description="Generate docs/rules/ from the rule metadata and examples.")
     mode = parser.add_mutually_exclusive_group(required=True)

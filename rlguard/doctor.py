@@ -14,7 +14,6 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from importlib import metadata
-from typing import Optional
 
 from rlguard.config import Config
 from rlguard.engine.target import Target, parse_version, satisfies
@@ -55,14 +54,14 @@ class Item:
     fix: str = ""
 
 
-def _version(package: str) -> Optional[str]:
+def _version(package: str) -> str | None:
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
 
 
-def version_items(versions: dict[str, Optional[str]]) -> list[Item]:
+def version_items(versions: dict[str, str | None]) -> list[Item]:
     items = [Item("python", "ok", sys.version.split()[0])]
     for package in PACKAGES:
         found = versions[package]
@@ -85,7 +84,7 @@ def version_items(versions: dict[str, Optional[str]]) -> list[Item]:
     return items
 
 
-def extension_item(status: Optional[dict], problem: str) -> Item:
+def extension_item(status: dict | None, problem: str) -> Item:
     name = "torchrl compiled extension"
     if status is None:
         return Item(name, "fail", problem, "reinstall torchrl")
@@ -97,7 +96,7 @@ def extension_item(status: Optional[dict], problem: str) -> Item:
     return Item(name, "fail", evidence, f"{status['fix']}; or {status['fallback']}".strip("; "))
 
 
-def accelerator_items(probe: Optional[dict], problem: str) -> list[Item]:
+def accelerator_items(probe: dict | None, problem: str) -> list[Item]:
     if probe is None:
         return [Item("accelerator", "fail", problem, "reinstall torch")]
     if "torch_error" in probe:
@@ -142,7 +141,7 @@ def project_items(project: str, config: Config, target: Target) -> list[Item]:
                  f"rlguard check {project} --select {code}") for code, n in sorted(counts.items())]
 
 
-def diagnose(config: Config, target: Target, project: Optional[str] = None, extension_path: Optional[str] = None) -> list[Item]:
+def diagnose(config: Config, target: Target, project: str | None = None, extension_path: str | None = None) -> list[Item]:
     versions = {package: _version(package) for package in PACKAGES}
     items = version_items(versions)
     extension_command = [sys.executable, "-m", "rlguard.runtime.extension"] + (["--path", extension_path] if extension_path else [])
@@ -166,7 +165,7 @@ class _Parallel:
     def __init__(self, *commands: list[str]) -> None:
         self._processes = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
 
-    def __enter__(self) -> list[tuple[Optional[dict], str]]:
+    def __enter__(self) -> list[tuple[dict | None, str]]:
         results = []
         for process in self._processes:
             try:

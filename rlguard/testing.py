@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from rlguard.config import Config
 from rlguard.engine.findings import Finding
@@ -24,17 +25,17 @@ def _write(root: str, files: Mapping[str, str]) -> None:
             out.write(text)
 
 
-def _config(root: str, options: Optional[Mapping[str, Mapping[str, Any]]]) -> Config:
+def _config(root: str, options: Mapping[str, Mapping[str, Any]] | None) -> Config:
     return Config(root=root, rule_options=dict(options or {}))
 
 
-def _target(target: Optional[str]) -> Target:
+def _target(target: str | None) -> Target:
     return Target(parse_version(target) if target else NEWEST_KNOWN_TORCHRL, "flag" if target else "default")
 
 
-def check_source(source: str, *, select: Optional[Sequence[str]] = None, target: Optional[str] = None,
-                 options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-                 extra_files: Optional[Mapping[str, str]] = None) -> list[Finding]:
+def check_source(source: str, *, select: Sequence[str] | None = None, target: str | None = None,
+                 options: Mapping[str, Mapping[str, Any]] | None = None,
+                 extra_files: Mapping[str, str] | None = None) -> list[Finding]:
     """Findings in ``source`` (checked as example.py beside ``extra_files``), from a real engine run."""
     with tempfile.TemporaryDirectory() as root:
         _write(root, {**(extra_files or {}), MAIN_FILE: source})
@@ -43,9 +44,9 @@ def check_source(source: str, *, select: Optional[Sequence[str]] = None, target:
         return [f for f in report.findings if f.path == main]
 
 
-def fix_source(source: str, *, unsafe: bool = False, select: Optional[Sequence[str]] = None,
-               target: Optional[str] = None, options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-               extra_files: Optional[Mapping[str, str]] = None) -> str:
+def fix_source(source: str, *, unsafe: bool = False, select: Sequence[str] | None = None,
+               target: str | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
+               extra_files: Mapping[str, str] | None = None) -> str:
     """``source`` after ``rlguard fix`` (with --unsafe-fixes if asked), from a real engine run."""
     with tempfile.TemporaryDirectory() as root:
         _write(root, {**(extra_files or {}), MAIN_FILE: source})

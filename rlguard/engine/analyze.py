@@ -10,7 +10,8 @@ import hashlib
 import signal
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -48,10 +49,10 @@ class Settings:
 class FileResult:
     path: str
     pending: list[PendingFinding] = field(default_factory=list)
-    facts: Optional[FileFacts] = None
+    facts: FileFacts | None = None
     suppressions: list[Suppression] = field(default_factory=list)
     parsed: bool = False
-    skipped: Optional[str] = None  # a reason, when the file was not checked at all
+    skipped: str | None = None  # a reason, when the file was not checked at all
 
 
 @dataclass
@@ -59,8 +60,8 @@ class Analysis:
     """A file's result plus the in-memory pieces the fixer needs."""
 
     result: FileResult
-    source: Optional[Source] = None
-    module: Optional[cst.Module] = None
+    source: Source | None = None
+    module: cst.Module | None = None
     reports: list[tuple[type[Rule], Report]] = field(default_factory=list)
 
 
@@ -97,7 +98,7 @@ def time_limit(seconds: float) -> Iterator[list[bool]]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex] = None) -> FileResult:
+def analyze_file(path: str, settings: Settings, index: ProjectIndex | None = None) -> FileResult:
     timed_out = FileResult(path, skipped=f"took longer than the per-file time limit ({settings.timeout:g} s)")
     try:
         with time_limit(settings.timeout) as fired:
@@ -107,7 +108,7 @@ def analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex] = 
     return timed_out if fired[0] else result
 
 
-def _analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex]) -> FileResult:
+def _analyze_file(path: str, settings: Settings, index: ProjectIndex | None) -> FileResult:
     try:
         with open(path, "rb") as handle:
             data = handle.read(settings.max_file_size + 1)
@@ -118,7 +119,7 @@ def _analyze_file(path: str, settings: Settings, index: Optional[ProjectIndex]) 
     return analyze_bytes(path, data, settings, index).result
 
 
-def analyze_bytes(path: str, data: bytes, settings: Settings, index: Optional[ProjectIndex] = None,
+def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectIndex | None = None,
                   facts_only: bool = False) -> Analysis:
     decoded = decode(data)
     if isinstance(decoded, ParseError):
@@ -154,7 +155,7 @@ def _internal_error(path: str, source: Source, message: str) -> Analysis:
 
 
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
-                  index: Optional[ProjectIndex]) -> Analysis:
+                  index: ProjectIndex | None) -> Analysis:
     module_name, is_package = module_name_for(path)
     ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index)
     ctx.declare_definitions(module)

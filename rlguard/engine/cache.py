@@ -11,7 +11,6 @@ import hashlib
 import os
 import pickle
 import tempfile
-from typing import Optional
 
 from rlguard import __version__
 from rlguard.engine.analyze import FileResult
@@ -48,7 +47,7 @@ class ResultCache:
         digest.update(data)
         return digest.hexdigest()
 
-    def get(self, key: str) -> Optional[FileResult]:
+    def get(self, key: str) -> FileResult | None:
         try:
             with open(os.path.join(self.directory, key[:2], key), "rb") as handle:
                 value = pickle.load(handle)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -22,24 +23,24 @@ _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return``
 class Binding:
     """The latest thing a name was bound to in a scope, in source order."""
 
-    value: Optional[cst.BaseExpression] = None  # the assigned expression, when simple
-    annotation: Optional[cst.BaseExpression] = None  # a parameter's or variable's annotation
+    value: cst.BaseExpression | None = None  # the assigned expression, when simple
+    annotation: cst.BaseExpression | None = None  # a parameter's or variable's annotation
     opaque: bool = False  # bound by something we do not model (loop target, unpacking, ...)
     # The binding this one replaced in the same scope: what the name meant while ``value`` was
     # evaluated (``x = x.mean()`` reads the previous ``x``).
-    previous: Optional["Binding"] = None
+    previous: Binding | None = None
     # ``actor, critic = make_models()``: the unpacked expression and this name's position in it.
     # Such a binding stays opaque; only readers that understand positions follow it.
-    unpacked: Optional[tuple[cst.BaseExpression, int]] = None
+    unpacked: tuple[cst.BaseExpression, int] | None = None
 
 
 @dataclass
 class Scope:
     kind: str  # "module", "class" or "function"
-    node: Optional[cst.CSTNode]
+    node: cst.CSTNode | None
     bindings: dict[str, Binding] = field(default_factory=dict)
-    class_facts: Optional[ClassFacts] = None  # for class scopes
-    self_name: Optional[str] = None  # for methods: the first parameter's name
+    class_facts: ClassFacts | None = None  # for class scopes
+    self_name: str | None = None  # for methods: the first parameter's name
 
 
 class FileContext:
@@ -52,7 +53,7 @@ class FileContext:
         is_package: bool,
         target: tuple[int, ...],
         options: dict[str, dict[str, Any]],
-        index: Optional[ProjectIndex] = None,
+        index: ProjectIndex | None = None,
     ) -> None:
         self.path = path
         self.target = target
@@ -68,7 +69,7 @@ class FileContext:
     def module(self) -> str:
         return self.imports.module
 
-    def lookup(self, name: str) -> Optional[Binding]:
+    def lookup(self, name: str) -> Binding | None:
         """The binding of a name as seen from the current scope (class scopes are not enclosing)."""
         innermost = len(self.scopes) - 1
         for position in range(innermost, -1, -1):
@@ -79,7 +80,7 @@ class FileContext:
                 return scope.bindings[name]
         return None
 
-    def qualname(self, node: cst.CSTNode) -> Optional[str]:
+    def qualname(self, node: cst.CSTNode) -> str | None:
         """Fully qualified name of a Name/Attribute, unless its head is a local variable."""
         dotted = dotted_name(node)
         if dotted is None:
@@ -89,7 +90,7 @@ class FileContext:
             return None  # a local name: a parameter or assignment, even one shadowing an import
         return self.imports.resolve_dotted(dotted)
 
-    def callee(self, node: cst.CSTNode) -> Optional[str]:
+    def callee(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the function a Call calls."""
         return self.qualname(node.func) if isinstance(node, cst.Call) else None
 
@@ -104,7 +105,7 @@ class FileContext:
         return node
 
     @property
-    def current_class(self) -> Optional[ClassFacts]:
+    def current_class(self) -> ClassFacts | None:
         """The class whose body (or method) the traversal is in."""
         for scope in reversed(self.scopes):
             if scope.class_facts is not None:
@@ -112,20 +113,20 @@ class FileContext:
         return None
 
     @property
-    def current_function(self) -> Optional[cst.FunctionDef]:
+    def current_function(self) -> cst.FunctionDef | None:
         for scope in reversed(self.scopes):
             if scope.kind == "function":
                 return scope.node  # type: ignore[return-value]
         return None
 
-    def self_name(self) -> Optional[str]:
+    def self_name(self) -> str | None:
         """Name of ``self`` when directly inside a method."""
         scope = self.scopes[-1]
         if scope.kind == "function" and len(self.scopes) >= 2 and self.scopes[-2].kind == "class":
             return scope.self_name
         return None
 
-    def is_self_attr(self, node: cst.CSTNode) -> Optional[str]:
+    def is_self_attr(self, node: cst.CSTNode) -> str | None:
         """``attr`` when node is ``self.attr`` inside a method, else None."""
         if (
             isinstance(node, cst.Attribute)
@@ -187,7 +188,7 @@ class FileContext:
     def leave_scope(self) -> None:
         self.scopes.pop()
 
-    def bind(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], annotation=None) -> None:
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, annotation=None) -> None:
         """Record an assignment target: names in the current scope, ``self.x`` in class facts."""
         if isinstance(target, cst.Name):
             bindings = self.scopes[-1].bindings
@@ -213,7 +214,7 @@ class FileContext:
             if has_starred(node.value.elements):
                 return
             items = ((str(i), self.built(e.value, marks_in=function)) for i, e in enumerate(node.value.elements))
-            built: Optional[Built] = Built(TUPLE, tuple((i, b) for i, b in items if b is not None))
+            built: Built | None = Built(TUPLE, tuple((i, b) for i, b in items if b is not None))
         else:
             built = self.built(node.value, marks_in=function)
         if built is None:
@@ -224,8 +225,8 @@ class FileContext:
         if built not in facts.returns:  # ``return net`` on several branches is one fact
             facts.returns.append(built)
 
-    def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Optional[dict[str, Optional[Binding]]] = None,
-              marks_in: Optional[cst.FunctionDef] = None) -> Optional[Built]:
+    def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: dict[str, Binding | None] | None = None,
+              marks_in: cst.FunctionDef | None = None) -> Built | None:
         """The calls that build ``expr``, following simple name bindings; None if not a call.
 
         A value reached through a name records the calls in ``marks_in`` that took that name.
@@ -240,8 +241,8 @@ class FileContext:
             found = dataclasses.replace(found, marked_by=self._callees_taking[key])
         return found
 
-    def _built(self, expr: cst.BaseExpression, depth: int, shadow: dict[str, Optional[Binding]],
-               marks_in: Optional[cst.FunctionDef]) -> Optional[Built]:
+    def _built(self, expr: cst.BaseExpression, depth: int, shadow: dict[str, Binding | None],
+               marks_in: cst.FunctionDef | None) -> Built | None:
         while isinstance(expr, cst.Name) and depth <= _MAX_BUILT_DEPTH:
             binding = shadow[expr.value] if expr.value in shadow else self.lookup(expr.value)
             if binding is not None and binding.unpacked is not None:
@@ -306,7 +307,7 @@ def has_starred(elements: Sequence[cst.BaseElement]) -> bool:
     return any(isinstance(element, cst.StarredElement) for element in elements)
 
 
-def literal_item(source: cst.BaseExpression, position: int) -> Optional[cst.BaseExpression]:
+def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
     """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
     if not isinstance(source, (cst.Tuple, cst.List)) or has_starred(source.elements):
         return None

@@ -7,7 +7,7 @@ import os
 import stat
 import subprocess
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "build", "dist", ".tox", ".nox", ".venv", "venv",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Union
+from typing import Literal
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ class Edit:
     """Replace one node of the parsed module (matched by identity) with another."""
 
     old: cst.CSTNode
-    new: Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+    new: cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Span:
 @dataclass(frozen=True)
 class Finding:
     path: str
-    span: Optional[Span]  # None until located: reports waiting on the index get a position only if they stand
+    span: Span | None  # None until located: reports waiting on the index get a position only if they stand
     code: str
     name: str
     message: str

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
+from collections.abc import Callable, Iterator
 
 
 @dataclass
 class AttrFact:
     """One ``self.<attr> = <value>`` seen in a method of a class."""
 
-    callee: Optional[str]  # qualified name of the call that built the value, if any
+    callee: str | None  # qualified name of the call that built the value, if any
     tensor: bool = False  # the value is tensor-valued (see rules.matchers)
 
 
@@ -48,8 +49,8 @@ class Built:
     """
 
     callee: str
-    args: tuple[tuple[Optional[str], "Built"], ...] = ()  # (keyword or None, argument)
-    receiver: Optional["Built"] = None
+    args: tuple[tuple[str | None, Built], ...] = ()  # (keyword or None, argument)
+    receiver: Built | None = None
     marked_by: tuple[str, ...] = ()
 
 
@@ -87,13 +88,13 @@ def module_name_for(path: str) -> tuple[str, bool]:
     return ".".join(reversed(parts)), is_package
 
 
-Loader = Callable[[str], Optional[FileFacts]]
+Loader = Callable[[str], FileFacts | None]
 
 
 class ProjectIndex:
     """Class and function facts of every linted file that matters, keyed by qualified name."""
 
-    def __init__(self, module_files: dict[str, list[str]], loader: Optional[Loader] = None) -> None:
+    def __init__(self, module_files: dict[str, list[str]], loader: Loader | None = None) -> None:
         self._module_files = module_files  # module name -> candidate paths
         self._loader = loader
         self._files: dict[str, FileFacts] = {}
@@ -129,15 +130,15 @@ class ProjectIndex:
         self._load_module(module)
         return self._modules.get(module, [])
 
-    def get_class(self, qualname: str, near: str = "") -> Optional[ClassFacts]:
+    def get_class(self, qualname: str, near: str = "") -> ClassFacts | None:
         """Facts of a class, following re-exports through package ``__init__`` imports."""
         return self._find(self._classes, qualname, near)
 
-    def get_function(self, qualname: str, near: str = "") -> Optional[FunctionFacts]:
+    def get_function(self, qualname: str, near: str = "") -> FunctionFacts | None:
         """Facts of a module-level function, following re-exports like ``get_class``."""
         return self._find(self._functions, qualname, near)
 
-    def _find(self, table: dict[str, list[Any]], qualname: str, near: str) -> Optional[Any]:
+    def _find(self, table: dict[str, list[Any]], qualname: str, near: str) -> Any | None:
         for _ in range(8):  # re-export chains are short; this bounds cycles
             module, _, name = qualname.rpartition(".")
             if not module:
@@ -156,7 +157,7 @@ class ProjectIndex:
         cls = self.get_class(qualname, near)
         return cls.qualname if cls else qualname
 
-    def ancestry(self, qualname: str, near: str = "") -> Iterator[tuple[str, Optional[ClassFacts]]]:
+    def ancestry(self, qualname: str, near: str = "") -> Iterator[tuple[str, ClassFacts | None]]:
         """The class and its bases, depth first, each once: (qualified name, facts if linted)."""
         seen: set[str] = set()
         stack = [(qualname, near)]
@@ -175,7 +176,7 @@ class ProjectIndex:
         """True when the class, or any ancestor, satisfies ``roots`` (by qualified name)."""
         return any(roots(name) for name, _ in self.ancestry(qualname, near))
 
-    def method_owner(self, qualname: str, method: str, near: str = "") -> Optional[str]:
+    def method_owner(self, qualname: str, method: str, near: str = "") -> str | None:
         """The first class in the ancestry that defines ``method`` in the linted set."""
         for name, cls in self.ancestry(qualname, near):
             if cls is not None and method in cls.methods:

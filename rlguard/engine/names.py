@@ -6,14 +6,13 @@ This replaces libcst's Scope/QualifiedName providers, which cost several times t
 from __future__ import annotations
 
 import builtins
-from typing import Optional
 
 import libcst as cst
 
 _BUILTINS = frozenset(dir(builtins))
 
 
-def dotted_name(node: cst.CSTNode) -> Optional[str]:
+def dotted_name(node: cst.CSTNode) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []
     while isinstance(node, cst.Attribute):
@@ -25,7 +24,7 @@ def dotted_name(node: cst.CSTNode) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def module_of_import_from(node: cst.ImportFrom, current_module: str, is_package: bool) -> Optional[str]:
+def module_of_import_from(node: cst.ImportFrom, current_module: str, is_package: bool) -> str | None:
     """The absolute module an ImportFrom reads from, resolving leading dots."""
     base = dotted_name(node.module) if node.module is not None else None
     level = len(node.relative)
@@ -81,7 +80,7 @@ class ImportTable:
         """A module-level class or function: its name means ``module.name`` here, as elsewhere."""
         self.names[name] = f"{self.module}.{name}" if self.module else name
 
-    def resolve_dotted(self, dotted: str) -> Optional[str]:
+    def resolve_dotted(self, dotted: str) -> str | None:
         head, _, rest = dotted.partition(".")
         target = self.names.get(head)
         if target is None:
@@ -91,7 +90,7 @@ class ImportTable:
                 return None
         return f"{target}.{rest}" if rest else target
 
-    def resolve(self, node: cst.CSTNode) -> Optional[str]:
+    def resolve(self, node: cst.CSTNode) -> str | None:
         """The qualified name of a Name/Attribute expression, if it comes from an import."""
         dotted = dotted_name(node)
         return self.resolve_dotted(dotted) if dotted else None

@@ -6,7 +6,6 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass
-from typing import Optional, Union
 
 import libcst as cst
 
@@ -24,7 +23,7 @@ class ParseError:
     message: str
 
 
-def decode(data: bytes) -> Union[Source, ParseError]:
+def decode(data: bytes) -> Source | ParseError:
     """Decode as Python would: BOM, then coding cookie, then UTF-8."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -45,7 +44,7 @@ def decode(data: bytes) -> Union[Source, ParseError]:
     return Source(text, encoding)
 
 
-def parse(source: Source) -> Union[cst.Module, ParseError]:
+def parse(source: Source) -> cst.Module | ParseError:
     try:
         return cst.parse_module(source.text)
     except cst.ParserSyntaxError as error:
@@ -56,7 +55,7 @@ def parse(source: Source) -> Union[cst.Module, ParseError]:
         return syntax_error(source.text) or ParseError(1, 1, f"cannot parse: {error}")
 
 
-def syntax_error(text: str) -> Optional[ParseError]:
+def syntax_error(text: str) -> ParseError | None:
     """Python's own diagnosis: cheaper than libcst, and it names the offending line more precisely."""
     try:
         compile(text, "<rlguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)

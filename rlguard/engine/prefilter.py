@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Optional, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 TokenGroups = Sequence[Sequence[str]]
 # A rule's class condition: token group ``index`` is also met by a class whose bases name one of ``names``.
@@ -17,11 +17,11 @@ _ALIAS = re.compile(r"\b(\w+)\s+as\s+(\w+)")
 
 
 def rules_needed(text: str, rule_tokens: Mapping[str, TokenGroups],
-                 class_conditions: Optional[Mapping[str, ClassCondition]] = None) -> list[str]:
+                 class_conditions: Mapping[str, ClassCondition] | None = None) -> list[str]:
     """Codes of rules whose every token group is met: by a token in ``text``, or, for a rule's
     class group, by a class statement whose bases name one of the rule's classes."""
     conditions = class_conditions or {}
-    headers: Optional[tuple[set[str], list[tuple[str, str]]]] = None
+    headers: tuple[set[str], list[tuple[str, str]]] | None = None
     needed = []
     for code, groups in rule_tokens.items():
         condition = conditions.get(code)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field, replace
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
@@ -25,11 +25,11 @@ from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
 
 @dataclass(frozen=True)
 class RunOptions:
-    select: Optional[Sequence[str]] = None  # from the command line; overrides config
+    select: Sequence[str] | None = None  # from the command line; overrides config
     ignore: Sequence[str] = ()
     extend_ignore: Sequence[str] = ()
-    jobs: Optional[int] = None
-    cache_dir: Optional[str] = None
+    jobs: int | None = None
+    cache_dir: str | None = None
     use_cache: bool = True
 
 
@@ -63,11 +63,11 @@ class Project:
     settings: Settings
     files: list[str]
     results: list[FileResult] = field(default_factory=list)
-    index: Optional[ProjectIndex] = None
+    index: ProjectIndex | None = None
     skipped: list[tuple[str, str]] = field(default_factory=list)
     analyzed: int = 0  # files checked afresh in this run (the rest came from the cache)
-    contents: dict[str, Optional[bytes]] = field(default_factory=dict)  # as read for this run
-    cache: Optional[ResultCache] = None
+    contents: dict[str, bytes | None] = field(default_factory=dict)  # as read for this run
+    cache: ResultCache | None = None
 
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
@@ -89,7 +89,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
             todo.append(path)
     fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed)
     project.analyzed = len(todo)
-    for path, result in zip(todo, fresh):
+    for path, result in zip(todo, fresh, strict=False):
         results[path] = result
         data = contents[path]
         if cache is not None and data is not None and result.skipped is None:
@@ -99,7 +99,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     return project
 
 
-def _read(path: str) -> Optional[bytes]:
+def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -111,12 +111,12 @@ def _crashed(path: str, reason: str) -> FileResult:
     return FileResult(path, skipped=reason)
 
 
-def _build_index(project: Project, cache: Optional[ResultCache], contents: dict[str, Optional[bytes]]) -> ProjectIndex:
+def _build_index(project: Project, cache: ResultCache | None, contents: dict[str, bytes | None]) -> ProjectIndex:
     module_files: dict[str, list[str]] = {}
     for path in project.files:
         module_files.setdefault(module_name_for(path)[0], []).append(path)
 
-    def load(path: str) -> Optional[FileFacts]:
+    def load(path: str) -> FileFacts | None:
         """Index a file the pre-filter skipped, because a requirement names one of its classes."""
         data = contents.get(path)
         if data is None:
@@ -136,7 +136,7 @@ def _build_index(project: Project, cache: Optional[ResultCache], contents: dict[
     return index
 
 
-def resolve(pending: PendingFinding, index: ProjectIndex, options: dict) -> Optional[Finding]:
+def resolve(pending: PendingFinding, index: ProjectIndex, options: dict) -> Finding | None:
     """A pending finding stands if it has no requirement or one of them holds."""
     finding = pending.finding
     if not pending.requires:

@@ -6,7 +6,6 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Optional
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*rlguard:\s*ignore\[(?P<codes>[^\]]*)\]")
@@ -16,7 +15,7 @@ _CODE = re.compile(r"[A-Z]+[0-9]+")
 @dataclass
 class Suppression:
     line: int  # where the comment is
-    codes: Optional[frozenset[str]]  # None: a bare noqa, which silences everything on its line
+    codes: frozenset[str] | None  # None: a bare noqa, which silences everything on its line
     applies_to: tuple[int, ...]  # lines it silences
     used: set[str] = field(default_factory=set)
 

@@ -8,7 +8,6 @@ import re
 import sys
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -42,7 +41,7 @@ def parse_version(text: str) -> tuple[int, ...]:
     return tuple(parts) or (0,)
 
 
-def lowest_admitted(spec: str) -> Optional[tuple[int, ...]]:
+def lowest_admitted(spec: str) -> tuple[int, ...] | None:
     """The lowest version a requirement specifier admits, e.g. '>=0.6,<0.9' -> (0, 6)."""
     lows = []
     for match in _CLAUSE.finditer(spec):
@@ -73,7 +72,7 @@ def satisfies(version: tuple[int, ...], spec: str) -> bool:
     return True
 
 
-def resolve_target(flag: Optional[str], config_value: Optional[str], project_root: str) -> Target:
+def resolve_target(flag: str | None, config_value: str | None, project_root: str) -> Target:
     if flag:
         return Target(parse_version(flag), "flag")
     if config_value:
@@ -87,7 +86,7 @@ def resolve_target(flag: Optional[str], config_value: Optional[str], project_roo
         return Target(NEWEST_KNOWN_TORCHRL, "default")
 
 
-def _pinned(root: str) -> Optional[Target]:
+def _pinned(root: str) -> Target | None:
     pyproject = os.path.join(root, "pyproject.toml")
     if os.path.isfile(pyproject):
         try:
@@ -109,7 +108,7 @@ def _pinned(root: str) -> Optional[Target]:
     return None
 
 
-def _from_lines(lines: list) -> Optional[tuple[int, ...]]:
+def _from_lines(lines: list) -> tuple[int, ...] | None:
     for line in lines:
         match = _SPEC.match(str(line)) if isinstance(line, str) else None
         if match and match.group("spec").strip():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 

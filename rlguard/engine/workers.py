@@ -12,7 +12,8 @@ import gc
 import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
+from collections.abc import Callable, Sequence
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -64,7 +65,7 @@ def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:
     failed: list = []
     with ProcessPoolExecutor(max_workers=jobs, initializer=_tune_gc) as pool:
         futures = [pool.submit(_run_chunk, function, chunk) for chunk in chunks]
-        for future, chunk in zip(futures, chunks):
+        for future, chunk in zip(futures, chunks, strict=False):
             try:
                 results.append(future.result())
             except BrokenProcessPool:

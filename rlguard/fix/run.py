@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Optional
 
 from rlguard.config import Config
 from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
@@ -24,22 +23,22 @@ FAILED = "the fix failed verification and was not applied"
 @dataclass
 class FileFix:
     path: str
-    original: Optional[bytes] = None
-    fixed: Optional[bytes] = None  # None when nothing changed
+    original: bytes | None = None
+    fixed: bytes | None = None  # None when nothing changed
     applied: Counter = field(default_factory=Counter)  # rule code -> fixes applied
     remaining: list[tuple[Finding, str]] = field(default_factory=list)  # (finding, why it was not fixed)
-    error: Optional[str] = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)
 class FixRequest:
     settings: Settings
-    index: Optional[ProjectIndex]
+    index: ProjectIndex | None
     unsafe: bool
     config: Config  # for per-file-ignores
 
 
-def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Optional[Fix]]]:
+def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Fix | None]]:
     """Findings that survive requirements, suppressions and per-file ignores, with their fixes."""
     from rlguard.engine.runner import resolve
 
@@ -48,13 +47,13 @@ def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Fin
     kept = []
     fixes = [report.fix for _, report in analysis.reports]
     fixes += [None] * (len(result.pending) - len(fixes))  # engine findings (RLG000/RLG999) have no report
-    for pending, fix in zip(result.pending, fixes):
+    for pending, fix in zip(result.pending, fixes, strict=False):
         finding = resolve(pending, request.index, request.settings.options) if request.index else pending.finding
         if finding is None or any(finding.code.startswith(c) for c in ignored):
             continue
         kept.append((replace(pending, finding=finding), fix))
     located = locate(analysis, [pending for pending, _ in kept])
-    return [(pending.finding, fix) for pending, (_, fix) in zip(located, kept)
+    return [(pending.finding, fix) for pending, (_, fix) in zip(located, kept, strict=False)
             if not is_suppressed(pending.finding.code, pending.finding.line, result.suppressions)]
 
 
@@ -89,7 +88,7 @@ def fix_file(path: str, request: FixRequest) -> FileFix:
     return outcome
 
 
-def _render(analysis: Analysis, fixes: list[Fix]) -> Optional[bytes]:
+def _render(analysis: Analysis, fixes: list[Fix]) -> bytes | None:
     try:
         code = apply_fixes(analysis.module, fixes).code
         return code.encode(analysis.source.encoding)

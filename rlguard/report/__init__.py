@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rlguard.engine.findings import Report
 from rlguard.report import github, json_format, sarif, text

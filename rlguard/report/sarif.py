@@ -19,7 +19,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from rlguard import __version__
@@ -116,7 +116,7 @@ def _fix(finding: Finding, edits: Sequence[TextEdit]) -> dict:
     }
 
 
-def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits: Optional[Sequence[TextEdit]]) -> dict:
+def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits: Sequence[TextEdit] | None) -> dict:
     span = finding.span
     result = {
         "ruleId": finding.code,
@@ -136,7 +136,7 @@ def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits
     return result
 
 
-def render(report: Report, fixes: Optional[FixEdits] = None) -> str:
+def render(report: Report, fixes: FixEdits | None = None) -> str:
     rules = _rules()
     rule_index = {rule["id"]: i for i, rule in enumerate(rules)}
     seen: Counter = Counter()

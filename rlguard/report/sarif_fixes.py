@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks; str.splitlines knows more
 
 
-def fix_edits(report: Report, project: "Project") -> FixEdits:
+def fix_edits(report: Report, project: Project) -> FixEdits:
     """For every finding of ``report`` that has a fix, the edits that fix alone makes."""
     from rlguard.fix.run import FixRequest, standing_findings  # the fixer's own view of which findings stand
 
@@ -63,15 +63,15 @@ def text_edits(before: str, after: str) -> list[TextEdit]:
     old_breaks, new_breaks = _breaks(before), _breaks(after)
     old_starts = _line_starts(before, old_breaks)
     new_starts = _line_starts(after, new_breaks)
-    old_lines = [before[a:b] for a, b in zip(old_starts, old_starts[1:])]
-    new_lines = [after[a:b] for a, b in zip(new_starts, new_starts[1:])]
+    old_lines = [before[a:b] for a, b in zip(old_starts, old_starts[1:], strict=False)]
+    new_lines = [after[a:b] for a, b in zip(new_starts, new_starts[1:], strict=False)]
     spans: list[tuple[int, int, str]] = []  # (start, end, replacement) as offsets into before
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         # A block of as many new lines as old ones is edited line by line: renames stay small.
-        pairs = [(i, j, i + 1, j + 1) for i, j in zip(range(i1, i2), range(j1, j2))] if i2 - i1 == j2 - j1 else [(i1, j1, i2, j2)]
+        pairs = [(i, j, i + 1, j + 1) for i, j in zip(range(i1, i2), range(j1, j2), strict=False)] if i2 - i1 == j2 - j1 else [(i1, j1, i2, j2)]
         for a1, b1, a2, b2 in pairs:
             start, end = old_starts[a1], old_starts[a2]
             old_part, new_part = before[start:end], after[new_starts[b1]:new_starts[b2]]

@@ -7,7 +7,8 @@ A rule is one class in one module. Its examples generate its docs page and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Optional
+from typing import Any, ClassVar
+from collections.abc import Mapping
 
 import libcst as cst
 
@@ -21,12 +22,12 @@ class Example:
     """A snippet for docs and tests. For invalid examples, ``fixed`` is the code after the fix."""
 
     code: str
-    fixed: Optional[str] = None
+    fixed: str | None = None
     unsafe: bool = False  # the fix needs --unsafe-fixes
-    target: Optional[str] = None  # torchrl version to judge with; default: newest known
+    target: str | None = None  # torchrl version to judge with; default: newest known
     options: Mapping[str, Any] = field(default_factory=dict)  # this rule's options
     files: Mapping[str, str] = field(default_factory=dict)  # other files of the project, by relative path
-    message: Optional[str] = None  # a substring the finding's message must contain
+    message: str | None = None  # a substring the finding's message must contain
     note: str = ""  # one line shown above the example in the docs
 
 
@@ -44,7 +45,7 @@ class Report:
 
     node: cst.CSTNode
     message: str
-    fix: Optional[Fix]
+    fix: Fix | None
     requires: tuple[Requirement, ...]
 
 
@@ -55,7 +56,7 @@ class Rule:
     why: ClassVar[str]  # markdown: why is this bad
     fix_doc: ClassVar[str]  # markdown: the fix and its safety
     options: ClassVar[tuple[Option, ...]] = ()
-    min_target: ClassVar[Optional[tuple[int, ...]]] = None  # the rule applies from this torchrl on
+    min_target: ClassVar[tuple[int, ...] | None] = None  # the rule applies from this torchrl on
     # Pre-filter: every group must have one of its tokens in the file text, or the rule cannot fire.
     tokens: ClassVar[tuple[tuple[str, ...], ...]] = ()
     # Token group ``class_group`` is also met by a class whose bases name one of these classes, or
@@ -78,7 +79,7 @@ class Rule:
         node: cst.CSTNode,
         message: str,
         *,
-        fix: Optional[Fix] = None,
+        fix: Fix | None = None,
         requires: tuple[Requirement, ...] = (),
     ) -> None:
         """Record a finding. With ``requires``, it stands only if the index confirms one of them;
@@ -86,7 +87,7 @@ class Rule:
         self.reports.append(Report(node, message, fix, requires))
 
     @classmethod
-    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str, options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str, options: Mapping[str, Any]) -> dict[str, str] | None:
         """Answer one of this rule's requirements against the complete index, or None if it fails."""
         raise NotImplementedError(f"{cls.code} made a requirement it cannot resolve: {requirement}")
 

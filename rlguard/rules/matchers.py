@@ -5,7 +5,8 @@ Used by several rules and by the engine's index; nothing here is specific to one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Literal, NamedTuple, Optional
+from typing import TYPE_CHECKING, Literal, NamedTuple
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from rlguard.engine.index import AttrFact, ProjectIndex
 
 
-def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
@@ -28,11 +29,11 @@ def has_star_kwargs(call: cst.Call) -> bool:
     return any(arg.star == "**" for arg in call.args)
 
 
-def is_none(node: Optional[cst.CSTNode]) -> bool:
+def is_none(node: cst.CSTNode | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-def method_call(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
+def method_call(node: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
     """(receiver, method) for ``receiver.method(...)``."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.value, node.func.attr.value
@@ -152,7 +153,7 @@ class Leaf(NamedTuple):
     node: cst.BaseExpression  # the expression to name or convert
     kind: LeafKind
     when: frozenset[Condition] = _CERTAIN  # tensor-valued only if one of these holds; empty: certainly
-    bindings: tuple["Binding", ...] = ()  # name bindings followed to reach the leaf, outermost first
+    bindings: tuple[Binding, ...] = ()  # name bindings followed to reach the leaf, outermost first
     via: tuple[cst.Name, ...] = ()  # references to the containers followed (``m`` in ``m = {"a": t}; dumps(m)``)
     local: bool = True  # every binding followed is in the innermost scope
     encodable: bool = True  # only inside containers JSON encodes (not a set or a generator)
@@ -162,7 +163,7 @@ class Leaf(NamedTuple):
         return not self.when
 
 
-def tensor_leaves(node: cst.BaseExpression, ctx: "FileContext", *, deferred: bool = False) -> list[Leaf]:
+def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool = False) -> list[Leaf]:
     """The tensor-valued parts of ``node``, looking into literals, comprehensions and name bindings.
 
     Without ``deferred``, facts not yet known (``self.x`` assigned later in the class, a method a
@@ -172,12 +173,12 @@ def tensor_leaves(node: cst.BaseExpression, ctx: "FileContext", *, deferred: boo
     return _Inference(ctx, deferred).leaves(node, {}, 0, (), (), True, True)
 
 
-def is_tensor_valued(node: cst.BaseExpression, ctx: "FileContext") -> bool:
+def is_tensor_valued(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """Whether ``node`` certainly evaluates to a tensor or to a value holding tensors."""
     return any(leaf.certain for leaf in tensor_leaves(node, ctx))
 
 
-def condition_holds(condition: Condition, index: "ProjectIndex", path: str) -> bool:
+def condition_holds(condition: Condition, index: ProjectIndex, path: str) -> bool:
     """Answer a ``Leaf.when`` condition against the complete project index."""
     kind = condition[0]
     if kind == "tensor-attr":
@@ -195,7 +196,7 @@ def condition_holds(condition: Condition, index: "ProjectIndex", path: str) -> b
     return False
 
 
-def _attr_facts(index: "ProjectIndex", cls: str, attr: str, path: str) -> list["AttrFact"]:
+def _attr_facts(index: ProjectIndex, cls: str, attr: str, path: str) -> list[AttrFact]:
     """Assignments of ``self.attr`` in the first class of the ancestry that makes any."""
     for _, facts in index.ancestry(cls, near=path):
         if facts is not None and attr in facts.attrs:
@@ -205,18 +206,18 @@ def _attr_facts(index: "ProjectIndex", cls: str, attr: str, path: str) -> list["
 
 # What a name means while a bound expression is analysed: overrides of the scope's bindings.
 # None: unknown (a comprehension variable, a name bound before the first binding we know of).
-_Env = dict[str, Optional[tuple["Binding", bool]]]
+_Env = dict[str, tuple["Binding", bool] | None]
 # (kind, conditions) of a single value, or None when it is not tensor-valued.
-_Kind = Optional[tuple[LeafKind, frozenset[Condition]]]
+_Kind = tuple[LeafKind, frozenset[Condition]] | None
 
 
 class _Inference:
-    def __init__(self, ctx: "FileContext", deferred: bool) -> None:
+    def __init__(self, ctx: FileContext, deferred: bool) -> None:
         self.ctx = ctx
         self.deferred = deferred
 
     # ----- names -----
-    def lookup(self, name: str, env: _Env) -> Optional[tuple["Binding", bool]]:
+    def lookup(self, name: str, env: _Env) -> tuple[Binding, bool] | None:
         """(binding, whether it is in the innermost scope) for a name, honouring ``env``."""
         if name in env:
             return env[name]
@@ -232,11 +233,11 @@ class _Inference:
         return None
 
     @staticmethod
-    def inside(name: str, binding: "Binding", local: bool, env: _Env) -> _Env:
+    def inside(name: str, binding: Binding, local: bool, env: _Env) -> _Env:
         """The environment in which ``binding.value`` was evaluated: ``x = x.mean()`` reads the old ``x``."""
         return {**env, name: (binding.previous, local) if binding.previous is not None else None}
 
-    def is_annotated_tensor(self, binding: "Binding") -> bool:
+    def is_annotated_tensor(self, binding: Binding) -> bool:
         annotated = annotated_type(binding.annotation) if binding.annotation is not None else None
         return annotated is not None and self.ctx.qualname(annotated) in TENSOR_ANNOTATIONS
 
@@ -314,7 +315,7 @@ class _Inference:
             return ("tensor", _CERTAIN) if body == _CERTAIN and orelse == _CERTAIN else None
         return None
 
-    def tensor(self, node: cst.BaseExpression, env: _Env, depth: int) -> Optional[frozenset[Condition]]:
+    def tensor(self, node: cst.BaseExpression, env: _Env, depth: int) -> frozenset[Condition] | None:
         """The conditions under which ``node`` is one tensor (empty: certainly), or None if it is not."""
         kind = self.kind(node, env, depth + 1)
         return kind[1] if kind and kind[0] == "tensor" else None
@@ -377,7 +378,7 @@ class _Inference:
                 return "bulk", frozenset({("bulk-method", built, method)})
         return "bulk", _CERTAIN
 
-    def constructor(self, node: cst.BaseExpression, env: _Env) -> Optional[str]:
+    def constructor(self, node: cst.BaseExpression, env: _Env) -> str | None:
         """The qualified name of the call a name was bound to (``sched = StepLR(...)``)."""
         for _ in range(4):
             if not isinstance(node, cst.Name):
@@ -397,7 +398,7 @@ def _is_container(node: cst.BaseExpression) -> bool:
                              cst.GeneratorExp))
 
 
-def _comprehension_names(comp_for: Optional[cst.CompFor]) -> list[str]:
+def _comprehension_names(comp_for: cst.CompFor | None) -> list[str]:
     names: list[str] = []
     while comp_for is not None:
         names.extend(_target_names(comp_for.target))
@@ -415,11 +416,11 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _as_tensor(when: Optional[frozenset[Condition]]) -> _Kind:
+def _as_tensor(when: frozenset[Condition] | None) -> _Kind:
     return ("tensor", when) if when is not None else None
 
 
-def _either(*whens: Optional[frozenset[Condition]]) -> _Kind:
+def _either(*whens: frozenset[Condition] | None) -> _Kind:
     """One tensor when any operand is: certainly if one certainly is, else under any operand's conditions."""
     known = [when for when in whens if when is not None]
     if not known:
@@ -443,7 +444,7 @@ def _is_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
 
-def _function_kind(qualname: str, call: cst.Call) -> Optional[LeafKind]:
+def _function_kind(qualname: str, call: cst.Call) -> LeafKind | None:
     module, _, name = qualname.rpartition(".")
     if module == "torch":
         if name in TENSOR_TUPLE_FUNCTIONS or _returns_tuple(name, call):
@@ -462,7 +463,7 @@ def _function_kind(qualname: str, call: cst.Call) -> Optional[LeafKind]:
     return None
 
 
-def _method_kind(method: str, call: cst.Call) -> Optional[LeafKind]:
+def _method_kind(method: str, call: cst.Call) -> LeafKind | None:
     """What ``t.<method>(...)`` gives on a tensor ``t``."""
     if method in TENSOR_TUPLE_METHODS or _returns_tuple(method, call):
         return "tensors"
@@ -510,7 +511,7 @@ def forward_references(annotation: cst.BaseExpression) -> list[ForwardReference]
     return found
 
 
-def annotated_type(annotation: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+def annotated_type(annotation: cst.BaseExpression) -> cst.BaseExpression | None:
     """The type an annotation spells: a string annotation's parsed content, else itself."""
     return _parse_reference(annotation) if isinstance(annotation, cst.SimpleString) else annotation
 
@@ -518,7 +519,7 @@ def annotated_type(annotation: cst.BaseExpression) -> Optional[cst.BaseExpressio
 _UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})
 
 
-def type_alternatives(annotation: cst.BaseExpression, ctx: "FileContext", depth: int = 0) -> list[cst.BaseExpression]:
+def type_alternatives(annotation: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> list[cst.BaseExpression]:
     """The types an annotation admits: the members of ``Optional[...]``, ``Union[...]`` and
     ``X | Y``, or the annotation itself; strings read as the types they spell."""
     spelled = annotated_type(annotation)
@@ -533,7 +534,7 @@ def type_alternatives(annotation: cst.BaseExpression, ctx: "FileContext", depth:
     return [alternative for member in members for alternative in type_alternatives(member, ctx, depth + 1)]
 
 
-def _parse_reference(literal: cst.SimpleString) -> Optional[cst.BaseExpression]:
+def _parse_reference(literal: cst.SimpleString) -> cst.BaseExpression | None:
     if literal.prefix or "\\" in literal.raw_value:
         return None
     try:

@@ -13,7 +13,8 @@ import os
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any
+from collections.abc import Iterator, Mapping
 
 import libcst as cst
 
@@ -88,7 +89,7 @@ def _user_types(options: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(options.get("uncopyable-types", ()) or ())
 
 
-def _what(callee: Optional[str], user_types: tuple[str, ...]) -> Optional[str]:
+def _what(callee: str | None, user_types: tuple[str, ...]) -> str | None:
     """What a constructor builds, when that cannot be deep-copied."""
     if callee is None:
         return None
@@ -109,11 +110,11 @@ class _Culprit:
 
 
 # Per index: (class qualname, asking file's folder, user types) -> culprit or None.
-_MEMO: "weakref.WeakKeyDictionary[ProjectIndex, dict]" = weakref.WeakKeyDictionary()
+_MEMO: weakref.WeakKeyDictionary[ProjectIndex, dict] = weakref.WeakKeyDictionary()
 
 
 def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[str, ...],
-             hooks: frozenset[str] = COPY_HOOKS, stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
+             hooks: frozenset[str] = COPY_HOOKS, stack: tuple[str, ...] = ()) -> _Culprit | None:
     """Why instances of the class ``qualname`` cannot be deep-copied, or None if they can (as far as we know)."""
     memo = _MEMO.setdefault(index, {})
     key = (qualname, os.path.dirname(near), user_types, hooks)
@@ -131,7 +132,7 @@ def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[st
 
 
 def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tuple[str, ...],
-                   hooks: frozenset[str], stack: tuple[str, ...]) -> Optional[_Culprit]:
+                   hooks: frozenset[str], stack: tuple[str, ...]) -> _Culprit | None:
     """Why the value a factory returns cannot be copied: as ``_policies`` reads an expression."""
     if UNCOPYABLE_MARKERS.intersection(built.marked_by) or built.callee in UNCOPYABLE_MARKERS:
         return None  # deliberately never copied
@@ -152,9 +153,9 @@ def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tup
     return _culprit(index, built.callee, near, user_types, hooks, stack)
 
 
-def _returns_culprit(index: ProjectIndex, qualname: str, position: Optional[int], near: str,
+def _returns_culprit(index: ProjectIndex, qualname: str, position: int | None, near: str,
                      user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS,
-                     stack: tuple[str, ...] = ()) -> Optional[_Culprit]:
+                     stack: tuple[str, ...] = ()) -> _Culprit | None:
     """Why what the function ``qualname`` returns cannot be copied: the value itself, or with a
     ``position``, that item of a returned tuple (``actor, critic = make_models()``)."""
     factory = index.get_function(qualname, near)
@@ -172,7 +173,7 @@ def _returns_culprit(index: ProjectIndex, qualname: str, position: Optional[int]
 
 
 def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tuple[str, ...],
-                   hooks: frozenset[str], stack: tuple[str, ...]) -> Optional[_Culprit]:
+                   hooks: frozenset[str], stack: tuple[str, ...]) -> _Culprit | None:
     chain = [facts for _, facts in index.ancestry(qualname, path) if facts is not None]
     for facts in chain:
         if facts.methods & hooks or UNCOPYABLE_MARKERS.intersection(facts.decorators):
@@ -200,7 +201,7 @@ def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tu
 
 
 def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str,
-                  user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS) -> Optional[_Culprit]:
+                  user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS) -> _Culprit | None:
     """Why the value ``self.<attr>`` of the class (set in any method, or in a base) cannot be copied."""
     for _, facts in index.ancestry(class_qualname, near):
         if facts is None:
@@ -216,7 +217,7 @@ def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str
 _SOURCE_LINES: dict[str, tuple[float, list[str]]] = {}  # path -> (mtime, lines), for findings' messages
 
 
-def _assignment_line(path: str, class_name: str, attr: str, callee: Optional[str], nth: int, count: int) -> int:
+def _assignment_line(path: str, class_name: str, attr: str, callee: str | None, nth: int, count: int) -> int:
     """The line of the ``nth`` of ``count`` assignments ``self.<attr> = ...`` in class ``class_name`` (0 if not found).
 
     Only findings need it, so it is read from the text here, once per finding, instead of paying a
@@ -275,7 +276,7 @@ def _is_network_keyword(name: str) -> bool:
     return name.endswith(LOSS_NETWORK_SUFFIXES) or name in LOSS_NETWORK_KEYWORDS
 
 
-def _loss_networks(call: cst.Call, loss: str, network: Optional[str] = None) -> list[cst.BaseExpression]:
+def _loss_networks(call: cst.Call, loss: str, network: str | None = None) -> list[cst.BaseExpression]:
     """The networks a loss constructor is given; with ``network``, only that one (or none, if unknown)."""
     if network is not None:
         named = keyword(call, network)
@@ -500,7 +501,7 @@ class UncopyablePolicy(Rule):
     # ----- requirements -----
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
-                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+                options: Mapping[str, Any]) -> dict[str, str] | None:
         user_types = _user_types(options)
         kind, _, what = requirement[0].partition("-")  # "uncopyable" / "unpicklable", "-attr" for self.<attr>
         if kind not in ("uncopyable", "unpicklable"):
@@ -668,7 +669,7 @@ class UncopyablePolicy(Rule):
 
     # ----- what an expression may be an instance of -----
     def _policies(self, expr: cst.BaseExpression, depth: int = 0,
-                  shadow: Optional[dict[str, Any]] = None) -> list[Requirement]:
+                  shadow: dict[str, Any] | None = None) -> list[Requirement]:
         """Requirements that hold when ``expr`` is an uncopyable policy (or wraps one)."""
         if depth > _MAX_DEPTH:
             return []

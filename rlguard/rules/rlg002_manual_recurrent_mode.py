@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Union
+from typing import Any
+from collections.abc import Mapping
 
 import libcst as cst
 
@@ -31,7 +32,7 @@ CM_MODULE = "torchrl.modules"
 # Used when the file binds ``set_recurrent_mode`` to something else than torchrl's context manager.
 FALLBACK_ALIAS = "torchrl_set_recurrent_mode"
 
-Block = Union[cst.IndentedBlock, cst.Module]
+Block = cst.IndentedBlock | cst.Module
 # Expressions whose value cannot be a module.
 _NOT_MODULES = (
     cst.BaseString, cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Lambda,
@@ -54,12 +55,12 @@ HOW_SUPER = ("the parent method is gone: drop this call (or the override) and sw
 class _Candidate:
     call: cst.Call
     receiver: cst.BaseExpression
-    mode: Optional[bool]  # the literal mode argument; None when not a literal
+    mode: bool | None  # the literal mode argument; None when not a literal
     verdict: Verdict
-    scope: Optional[cst.FunctionDef]  # the enclosing function; None at module level
+    scope: cst.FunctionDef | None  # the enclosing function; None at module level
     in_class_body: bool
     requires: tuple[Requirement, ...] = ()
-    fix: Optional[Fix] = None
+    fix: Fix | None = None
     howto: str = HOW_MANUAL
 
 
@@ -339,7 +340,7 @@ class ManualRecurrentMode(Rule):
         )
 
     # ----- what the receiver is -----
-    def _classify(self, node: cst.BaseExpression, depth: int = 0) -> Optional[Verdict]:
+    def _classify(self, node: cst.BaseExpression, depth: int = 0) -> Verdict | None:
         """The receiver's verdict, or None when it is known not to be a recurrent module."""
         unknown: Verdict = ("unknown", (), "")
         ctx = self.ctx
@@ -398,7 +399,7 @@ class ManualRecurrentMode(Rule):
             return unknown
         return unknown
 
-    def _of_class(self, qualname: Optional[str]) -> Optional[Verdict]:
+    def _of_class(self, qualname: str | None) -> Verdict | None:
         """Verdict for an instance of (or the result of calling) ``qualname``."""
         if qualname is None:
             return ("unknown", (), "")
@@ -408,12 +409,12 @@ class ManualRecurrentMode(Rule):
             return None  # torch, torchrl and tensordict classes other than these have no such method
         return ("class", (qualname,), "")
 
-    def _of_annotation(self, annotation: cst.BaseExpression) -> Optional[Verdict]:
+    def _of_annotation(self, annotation: cst.BaseExpression) -> Verdict | None:
         """Verdict from a type annotation; None when it says nothing useful."""
         found = [v for v in map(self._of_type, type_alternatives(annotation, self.ctx)) if v is not None]
         return next((v for v in found if v[0] == "yes"), found[0] if found else None)
 
-    def _of_type(self, annotation: cst.BaseExpression) -> Optional[Verdict]:
+    def _of_type(self, annotation: cst.BaseExpression) -> Verdict | None:
         qualname = self.ctx.qualname(annotation)
         if qualname is None or qualname.startswith(("builtins.", "typing.")):
             return None
@@ -477,7 +478,7 @@ class ManualRecurrentMode(Rule):
     # ----- cross-file answers -----
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
-                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+                options: Mapping[str, Any]) -> dict[str, str] | None:
         kind = requirement[0]
         if kind == "class":
             verdict, what = _class_verdict(index, requirement[1], path)
@@ -567,7 +568,7 @@ def _top_level_aliases(module: cst.Module, name: str, is_package: bool) -> list[
     return found
 
 
-def _literal_mode(call: cst.Call) -> Optional[bool]:
+def _literal_mode(call: cst.Call) -> bool | None:
     """True for ``()``, ``(True)`` and ``(mode=True)``; False for False; None otherwise."""
     if not call.args:
         return True
@@ -667,7 +668,7 @@ class _Planner:
                     self._value_form(cand)
 
     # ----- structure -----
-    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))
 
     def _position(self, block: Block, statement: cst.CSTNode) -> int:
@@ -676,7 +677,7 @@ class _Planner:
             positions = self._positions[id(block)] = {id(s): i for i, s in enumerate(block.body)}
         return positions.get(id(statement), -1)
 
-    def _bare_statement(self, cand: _Candidate) -> Optional[cst.SimpleStatementLine]:
+    def _bare_statement(self, cand: _Candidate) -> cst.SimpleStatementLine | None:
         """The statement line, when the call is a whole statement of its own in a block."""
         expr = self._parent(cand.call)
         if not isinstance(expr, cst.Expr) or expr.value is not cand.call:
@@ -686,7 +687,7 @@ class _Planner:
             return None
         return line if isinstance(self._parent(line), (cst.IndentedBlock, cst.Module)) else None
 
-    def _with(self, cand: _Candidate, body: list[cst.BaseStatement], header: Optional[cst.TrailingWhitespace],
+    def _with(self, cand: _Candidate, body: list[cst.BaseStatement], header: cst.TrailingWhitespace | None,
               leading: Any, footer: Any = ()) -> tuple[cst.With, tuple[tuple[str, str], ...]]:
         manager, imports = self.context_manager(cand)
         block = cst.IndentedBlock(body=body, header=header or cst.TrailingWhitespace(), footer=footer)
@@ -707,7 +708,7 @@ class _Planner:
         body = block.body
         at = self._position(block, line)
 
-        def call_at(position: int) -> Optional[_Candidate]:
+        def call_at(position: int) -> _Candidate | None:
             return bare.get(id(body[position])) if position < len(body) else None
 
         # Consecutive openers on other receivers, with the same requirements, open the same block.
@@ -791,7 +792,7 @@ class _Planner:
             return
         edits = [Edit(cand.call, cand.receiver)]
         imports: tuple[tuple[str, str], ...] = ()
-        for block, run in self._runs(wraps):
+        for _block, run in self._runs(wraps):
             first = run[0]
             node, imports = self._with(cand, [first.with_changes(leading_lines=()), *run[1:]], None,
                                        first.leading_lines)
@@ -914,9 +915,9 @@ class _Planner:
                     names.setdefault(node.value, []).append(node)
         return names.get(name, [])
 
-    def _statement_of(self, node: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
+    def _statement_of(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
         """The statement line that runs ``node`` when it runs, unless a def, lambda or generator delays it."""
-        current: Optional[cst.CSTNode] = node
+        current: cst.CSTNode | None = node
         while current is not None and not isinstance(current, cst.SimpleStatementLine):
             if isinstance(current, (cst.Lambda, cst.GeneratorExp, cst.FunctionDef, cst.ClassDef,
                                     cst.BaseCompoundStatement, cst.SimpleStatementSuite)):
@@ -926,14 +927,14 @@ class _Planner:
 
     def _in_recurrent_context(self, block: Block) -> bool:
         """The block runs inside ``with set_recurrent_mode(True):`` (in the same function)."""
-        node: Optional[cst.CSTNode] = block
+        node: cst.CSTNode | None = block
         while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
             if self.rule.is_recurrent_context(node):
                 return True
             node = self._parent(node)
         return False
 
-    def _already_wrapped(self, holder: Optional[cst.CSTNode], block: Block, at: int) -> bool:
+    def _already_wrapped(self, holder: cst.CSTNode | None, block: Block, at: int) -> bool:
         """The call sits directly in a later ``with set_recurrent_mode(True):`` of the same block."""
         statement = self._parent(holder) if isinstance(holder, cst.IndentedBlock) else None
         return (

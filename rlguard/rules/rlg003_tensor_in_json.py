@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any
+from collections.abc import Mapping
 
 import libcst as cst
 
@@ -179,7 +180,7 @@ class TensorInJson(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._module: Optional[cst.Module] = None
+        self._module: cst.Module | None = None
         self._blocks: tuple[int, ...] = ()  # ids of the statement blocks around the walk
         self._bound_in: dict[int, tuple[int, ...]] = {}  # id(assigned value) -> blocks around its assignment
         self._dumps: list[_Dump] = []
@@ -260,10 +261,10 @@ class TensorInJson(Rule):
         message = head + f"{_describe(certain)}; {_advice(certain)}"
         self.report(dump.call, message, fix=self._fix(dump, expected))
 
-    def _fix(self, dump: _Dump, expected: set[int]) -> Optional[Fix]:
+    def _fix(self, dump: _Dump, expected: set[int]) -> Fix | None:
         fixable = all(
             leaf.certain and leaf.kind == "tensor" and leaf.local and leaf.encodable and dominated
-            for leaf, dominated in zip(dump.leaves, dump.dominated)
+            for leaf, dominated in zip(dump.leaves, dump.dominated, strict=False)
         )
         if not fixable:
             return None
@@ -288,14 +289,14 @@ class TensorInJson(Rule):
 
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
-                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+                options: Mapping[str, Any]) -> dict[str, str] | None:
         kind, description, advice, *condition = requirement
         if kind != "leaf":
             return super().resolve(requirement, index, path, options)
         return {"leaf": description, "advice": advice} if condition_holds(tuple(condition), index, path) else None
 
 
-def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> Optional[cst.BaseExpression]:
+def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpression | None:
     """The encoded object, or None when the call may carry its own encoder for tensors."""
     _, escapes = spec
     if has_star_kwargs(call) or any(arg.star == "*" for arg in call.args):

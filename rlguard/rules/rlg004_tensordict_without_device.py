@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any
+from collections.abc import Callable, Mapping
 
 import libcst as cst
 
@@ -50,13 +51,13 @@ class _Candidate:
 
     call: cst.Call
     written_none: bool
-    class_qualname: Optional[str]  # the enclosing class, when there is one
+    class_qualname: str | None  # the enclosing class, when there is one
     class_name: str
-    method: Optional[str]  # the enclosing method of that class (None in the class body)
+    method: str | None  # the enclosing method of that class (None in the class body)
     functions: tuple[str, ...]  # enclosing plain (non-method) functions, outermost first
     lambdas: tuple[int, ...]  # ids of enclosing lambdas
-    class_fix: Optional[Fix]  # when the enclosing method's TensorDict parameter is known
-    function_fix: Optional[Fix]  # when the innermost function is a replay-buffer transform
+    class_fix: Fix | None  # when the enclosing method's TensorDict parameter is known
+    function_fix: Fix | None  # when the innermost function is a replay-buffer transform
 
 
 class TensorDictWithoutDevice(Rule):
@@ -466,7 +467,7 @@ class TensorDictWithoutDevice(Rule):
                     frontier.append(helper)
         return candidate.method in output
 
-    def _buffer_of(self, candidate: _Candidate) -> Optional[tuple[str, str]]:
+    def _buffer_of(self, candidate: _Candidate) -> tuple[str, str] | None:
         """(function, replay buffer) when the call sits in a function given as a buffer's ``transform=``."""
         for name in reversed(candidate.functions):
             if name in self._buffer_functions:
@@ -478,7 +479,7 @@ class TensorDictWithoutDevice(Rule):
 
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
-                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+                options: Mapping[str, Any]) -> dict[str, str] | None:
         _, qualname = requirement
         return {} if index.derives_from(qualname, is_torchrl_transform, near=path) else None
 
@@ -499,7 +500,7 @@ class TensorDictWithoutDevice(Rule):
                 return True
         return False
 
-    def _enclosing_method(self) -> Optional[cst.FunctionDef]:
+    def _enclosing_method(self) -> cst.FunctionDef | None:
         """The method of the innermost class that the traversal is in, nested functions included."""
         scopes = self.ctx.scopes
         for position in range(len(scopes) - 1, 0, -1):
@@ -510,7 +511,7 @@ class TensorDictWithoutDevice(Rule):
         return None
 
     # ----- the fix -----
-    def _current_method(self) -> Optional[cst.FunctionDef]:
+    def _current_method(self) -> cst.FunctionDef | None:
         """The method the call is directly in (not in a nested function or lambda)."""
         scopes = self.ctx.scopes
         if self._lambdas or len(scopes) < 2 or scopes[-1].kind != "function" or scopes[-2].kind != "class":
@@ -553,7 +554,7 @@ class TensorDictWithoutDevice(Rule):
             names.append(name)
         return names
 
-    def _fix(self, call: cst.Call, params: list[str]) -> Optional[Fix]:
+    def _fix(self, call: cst.Call, params: list[str]) -> Fix | None:
         if not params:
             return None
         source = _read_only_from(call, params, lambda c: self.ctx.callee(c) in TENSORDICT_CLASSES)
@@ -568,7 +569,7 @@ class TensorDictWithoutDevice(Rule):
         return Fix("unsafe", description, (edit,))
 
 
-def _device_missing(call: cst.Call) -> Optional[bool]:
+def _device_missing(call: cst.Call) -> bool | None:
     """None when the call sets a device (or may: ``**kwargs``, ``*args``); else whether ``None`` is written out."""
     if has_star_kwargs(call) or any(arg.star == "*" for arg in call.args):
         return None
@@ -590,7 +591,7 @@ def _values(call: cst.Call) -> list[cst.BaseExpression]:
     return values
 
 
-def _read_only_from(call: cst.Call, params: list[str], is_tensordict: Callable[[cst.Call], bool]) -> Optional[str]:
+def _read_only_from(call: cst.Call, params: list[str], is_tensordict: Callable[[cst.Call], bool]) -> str | None:
     """The parameter every value of the new TensorDict is read from, if there is one."""
     leaves = _leaves(call, is_tensordict)
     if not leaves:
@@ -675,7 +676,7 @@ def _device_edit(call: cst.Call, device: cst.BaseExpression) -> Edit:
     return Edit(call.args[-1], cst.FlattenSentinel([last, new]))
 
 
-def _separator(call: cst.Call) -> Union[cst.SimpleWhitespace, cst.ParenthesizedWhitespace]:
+def _separator(call: cst.Call) -> cst.SimpleWhitespace | cst.ParenthesizedWhitespace:
     """The whitespace that goes before a new argument: a new line when the arguments have one each."""
     before: Any = call.whitespace_before_args
     if len(call.args) >= 2 and isinstance(call.args[-2].comma, cst.Comma):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Mapping, Optional
+from typing import Any
+from collections.abc import Mapping
 
 import libcst as cst
 
@@ -260,7 +261,7 @@ class TrainerHook(Rule):
         return message
 
     @staticmethod
-    def _fix(literal: cst.BaseExpression, name: str, valid: tuple[str, ...]) -> Optional[Fix]:
+    def _fix(literal: cst.BaseExpression, name: str, valid: tuple[str, ...]) -> Fix | None:
         if not isinstance(literal, cst.SimpleString):
             return None
         close = [hook for hook in valid if _one_edit_away(name, hook)]
@@ -271,10 +272,10 @@ class TrainerHook(Rule):
                        f"point of the loop, with that destination's arguments")
         return Fix("unsafe", description, (Edit(literal, new),))
 
-    def _trainer_requirements(self, receiver: cst.BaseExpression, strict: bool) -> Optional[tuple[Requirement, ...]]:
+    def _trainer_requirements(self, receiver: cst.BaseExpression, strict: bool) -> tuple[Requirement, ...] | None:
         """() when the receiver is a Trainer or may be one, requirements when the index decides, None when
         it is known not to be one. With ``strict``, an unknown receiver counts as not a Trainer."""
-        unknown: Optional[tuple[Requirement, ...]] = None if strict else ()
+        unknown: tuple[Requirement, ...] | None = None if strict else ()
         ctx = self.ctx
         if isinstance(receiver, cst.Name) and receiver.value == _self_name(ctx):
             cls = ctx.current_class
@@ -301,7 +302,7 @@ class TrainerHook(Rule):
         return unknown
 
     @staticmethod
-    def _built_by(classes: list[Optional[str]], unknown: Optional[tuple[Requirement, ...]]) -> Optional[tuple[Requirement, ...]]:
+    def _built_by(classes: list[str | None], unknown: tuple[Requirement, ...] | None) -> tuple[Requirement, ...] | None:
         """Requirements for a receiver built by (or annotated as) one of ``classes``."""
         requires: list[Requirement] = []
         for qualname in classes:
@@ -317,7 +318,7 @@ class TrainerHook(Rule):
     # ----- resolution against the project index -----
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
-                options: Mapping[str, Any]) -> Optional[dict[str, str]]:
+                options: Mapping[str, Any]) -> dict[str, str] | None:
         kind, qualname = requirement
         if kind == "trainer":
             if index.derives_from(qualname, is_torchrl_trainer, near=path):
@@ -335,7 +336,7 @@ class TrainerHook(Rule):
         }
 
 
-def _self_name(ctx) -> Optional[str]:
+def _self_name(ctx) -> str | None:
     """The name of ``self`` in the method the traversal is in (nested functions included)."""
     scopes = ctx.scopes
     for position in range(len(scopes) - 1, 0, -1):
@@ -373,11 +374,11 @@ def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]
     return missing
 
 
-def _mro(qualname: str, index: ProjectIndex, path: str) -> Optional[list[tuple[str, Optional[ClassFacts]]]]:
+def _mro(qualname: str, index: ProjectIndex, path: str) -> list[tuple[str, ClassFacts | None]] | None:
     """C3 linearisation over the index (library classes are leaves); None when it cannot be computed."""
-    memo: dict[str, Optional[list[tuple[str, Optional[ClassFacts]]]]] = {}
+    memo: dict[str, list[tuple[str, ClassFacts | None]] | None] = {}
 
-    def linearise(name: str, near: str, depth: int) -> Optional[list[tuple[str, Optional[ClassFacts]]]]:
+    def linearise(name: str, near: str, depth: int) -> list[tuple[str, ClassFacts | None]] | None:
         facts = index.get_class(name, near)
         key = facts.qualname if facts is not None else name
         if key in memo:
@@ -402,7 +403,7 @@ def _mro(qualname: str, index: ProjectIndex, path: str) -> Optional[list[tuple[s
     return linearise(qualname, path, 0)
 
 
-def _merge(sequences: list[list[tuple[str, Any]]]) -> Optional[list[tuple[str, Any]]]:
+def _merge(sequences: list[list[tuple[str, Any]]]) -> list[tuple[str, Any]] | None:
     result: list[tuple[str, Any]] = []
     sequences = [s for s in sequences if s]
     while sequences:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
 
 import libcst as cst
 
@@ -14,7 +13,7 @@ from rlguard.rules.data import COLLECTOR_NAMES_REMOVED_IN, COLLECTOR_OLD_NAME_MO
 from rlguard.rules.matchers import ForwardReference, forward_references, loaded_names
 
 
-def _old_name(qualname: Optional[str]) -> Optional[str]:
+def _old_name(qualname: str | None) -> str | None:
     """The removed collector name a qualified name refers to, if any."""
     if qualname is None:
         return None

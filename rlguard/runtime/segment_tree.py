@@ -131,7 +131,7 @@ class SegmentTree:
         if values.shape != (self._size,):
             raise ValueError(f"expected {self._size} leaf values, got shape {tuple(values.shape)}")
         self._leaves().copy_(values)
-        for child, parent in zip(self._levels, self._levels[1:]):
+        for child, parent in zip(self._levels, self._levels[1:], strict=False):
             self._rebuild(child, parent)
 
     # --- queries ------------------------------------------------------------------------
@@ -218,7 +218,7 @@ class SegmentTree:
             index, values = _last_write_wins(index, values)
         self._levels[0].index_copy_(0, index, values)
         nodes = index
-        for child, parent in zip(self._levels, self._levels[1:]):
+        for child, parent in zip(self._levels, self._levels[1:], strict=False):
             if child.numel() <= SMALL_LEVEL:
                 self._rebuild(child, parent)
                 continue

@@ -18,7 +18,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
 
 import jsonschema
 import pytest
@@ -154,7 +153,7 @@ class Runner:
         self.workspace = workspace
         self.temp = temp
 
-    def run(self, inputs: dict[str, str], skip: Optional[dict[str, dict[str, str]]] = None) -> tuple[int, str, dict]:
+    def run(self, inputs: dict[str, str], skip: dict[str, dict[str, str]] | None = None) -> tuple[int, str, dict]:
         values = {name: spec.get("default", "") for name, spec in self.action["inputs"].items()}
         values.update(inputs)
         outputs: dict[str, dict[str, str]] = dict(skip or {})

@@ -69,7 +69,7 @@ def test_two_fixers_at_once_fix_each_file_once(tree):
     runs = [subprocess.Popen([sys.executable, "-m", "rlguard", "fix", "--no-cache", "--jobs", "1", "."], cwd=tree.root,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outcomes = [run.communicate(timeout=300) for run in runs]
-    for run, (_, err) in zip(runs, outcomes):
+    for run, (_, err) in zip(runs, outcomes, strict=False):
         assert run.returncode in (0, 1) and "Traceback" not in err, err
     for path in paths:
         with open(path) as handle:

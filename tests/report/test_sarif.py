@@ -102,7 +102,7 @@ def test_results_regions_rule_index_and_uris(validator):
     assert run["columnKind"] == "unicodeCodePoints"
     results = run["results"]
     assert len(results) == 3
-    for result, finding in zip(results, findings):
+    for result, finding in zip(results, findings, strict=False):
         assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"] == finding.code
         region = result["locations"][0]["physicalLocation"]["region"]
         assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == (finding.line, 2, finding.line, 9)
@@ -157,7 +157,7 @@ def test_fixes_carry_replacements_that_reproduce_rlguard_fix(tmp_path, validator
     results = document["runs"][0]["results"]
     assert len(results) == len(report.findings) == 2
     fixed = {}
-    for result, finding in zip(results, report.findings):
+    for result, finding in zip(results, report.findings, strict=False):
         assert finding.fix is not None
         (fix,) = result["fixes"]
         assert finding.fix.description in fix["description"]["text"]

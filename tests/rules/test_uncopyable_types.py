@@ -27,7 +27,8 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 import pytest
 import torch

@@ -99,13 +99,13 @@ def assert_same_state(loaded: Any, original: Any) -> None:
     for name in ("_sum_tree", "_min_tree"):
         mine, theirs = getattr(loaded, name), getattr(original, name)
         assert type(mine) is type(theirs)
-        for level, other in zip(contents(mine), contents(theirs)):
+        for level, other in zip(contents(mine), contents(theirs), strict=False):
             assert torch.equal(level, other)
     assert (loaded._alpha, loaded._beta, loaded._eps) == (original._alpha, original._beta, original._eps)
-    for mine, theirs in zip(loaded._max_priority, original._max_priority):
+    for mine, theirs in zip(loaded._max_priority, original._max_priority, strict=False):
         assert isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)
         assert mine.dtype == theirs.dtype and torch.equal(mine, theirs)
-    for mine, theirs in zip(draws(loaded), draws(original)):
+    for mine, theirs in zip(draws(loaded), draws(original), strict=False):
         assert torch.equal(mine, theirs)
 
 
@@ -123,9 +123,9 @@ class Unchanged:
         assert now.keys() == self.attributes.keys()
         assert all(now[key] is value for key, value in self.attributes.items())
         levels = [level for tree in (self.sampler._sum_tree, self.sampler._min_tree) for level in contents(tree)]
-        assert all(torch.equal(a, b) for a, b in zip(levels, self.levels))
+        assert all(torch.equal(a, b) for a, b in zip(levels, self.levels, strict=False))
         current = [t for t in self.sampler._max_priority if t is not None]
-        assert all(torch.equal(a, b) for a, b in zip(current, self.max_priority))
+        assert all(torch.equal(a, b) for a, b in zip(current, self.max_priority, strict=False))
 
 
 # --- the extension ---------------------------------------------------------------------------
@@ -369,7 +369,7 @@ def test_torchrl_0_14_loads_what_rlguard_dumps(tmp_path: Path, stock_trees: None
     original.dumps(tmp_path)
     stock = filled(StockSampler)
     STOCK["loads"](stock, tmp_path)
-    for level, other in zip(contents(stock._sum_tree), contents(original._sum_tree)):
+    for level, other in zip(contents(stock._sum_tree), contents(original._sum_tree), strict=False):
         assert torch.equal(level, other)
 
 

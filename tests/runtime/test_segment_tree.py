@@ -31,7 +31,7 @@ class Reference:
         self.identity = identity
 
     def set(self, index: list[int], values: list[float]) -> None:
-        for i, value in zip(index, values):
+        for i, value in zip(index, values, strict=False):
             self.leaves[i] = value
 
     def total(self, start: int, end: int, fold) -> float:
@@ -78,7 +78,7 @@ def test_sum_tree_matches_reference(scenario, tree_class) -> None:
     size, batches, queries, masses = scenario
     tree, reference = tree_class(size), Reference(size, 0.0)
     for batch in batches:
-        index, values = (list(column) for column in zip(*batch))
+        index, values = (list(column) for column in zip(*batch, strict=False))
         tree[torch.tensor(index)] = torch.tensor(values)
         reference.set(index, values)
 
@@ -98,11 +98,11 @@ def test_min_tree_matches_reference(scenario, tree_class) -> None:
     tree = tree_class(size)
     reference = Reference(size, tree.identity_element)
     for batch in batches:
-        index, values = (list(column) for column in zip(*batch))
+        index, values = (list(column) for column in zip(*batch, strict=False))
         tree[np.array(index)] = np.array(values)
         reference.set(index, values)
 
-    starts, ends = (torch.tensor(column) for column in zip(*queries))
+    starts, ends = (torch.tensor(column) for column in zip(*queries, strict=False))
     expected = [reference.total(start, end, min) for start, end in queries]
     assert tree.query(starts, ends).tolist() == expected
     assert [tree.query(start, end) for start, end in queries] == expected
@@ -185,7 +185,7 @@ def test_rebuilding_from_leaves_gives_a_bitwise_identical_tree(tree_class, size)
         tree[torch.randint(0, size, (50,))] = torch.rand(50) * torch.logspace(-6, 6, 50)
     rebuilt = tree_class(size)
     rebuilt.load_leaves(tree.leaves())
-    for level, again in zip(tree._levels, rebuilt._levels):
+    for level, again in zip(tree._levels, rebuilt._levels, strict=False):
         assert torch.equal(level, again)
 
 

@@ -40,7 +40,7 @@ def scenarios(draw):
 
 def fill(trees: tuple, batches: list, dtype: torch.dtype) -> None:
     for batch in batches:
-        index, values = (list(column) for column in zip(*batch))
+        index, values = (list(column) for column in zip(*batch, strict=False))
         for tree in trees:  # the compiled trees take values of their own dtype only
             tree[torch.tensor(index)] = torch.tensor(values, dtype=dtype)
 
@@ -65,7 +65,7 @@ def test_leaves_and_range_queries_match(scenario, name) -> None:
     assert same(ours[every], theirs[every])
     for start, end in queries:
         assert ours.query(start, end) == theirs.query(start, end)
-    starts, ends = (torch.tensor(column) for column in zip(*queries))
+    starts, ends = (torch.tensor(column) for column in zip(*queries, strict=False))
     assert same(ours.query(starts, ends), theirs.query(starts, ends))
 
 
