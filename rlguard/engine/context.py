@@ -15,6 +15,7 @@ import libcst as cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
+from rlguard.engine.types import is_tensor_valued, literal_items
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -270,8 +271,6 @@ class FileContext:
             if receiver is None:
                 return None
             callee = "." + expr.func.attr.value
-        from rlguard.rules.matchers import literal_items  # shared matcher; rules import the engine
-
         args = []
         for arg in expr.args:
             if arg.star:
@@ -293,8 +292,6 @@ class FileContext:
             self.bind_opaque(target.value)
 
     def _record_attr(self, attr: str, value: cst.BaseExpression) -> None:
-        from rlguard.rules.matchers import is_tensor_valued  # shared matcher; rules import the engine
-
         resolved = self.value_of(value)
         cls = self.current_class
         assert cls is not None

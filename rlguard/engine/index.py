@@ -18,7 +18,7 @@ class AttrFact:
     """One ``self.<attr> = <value>`` seen in a method of a class."""
 
     callee: str | None  # qualified name of the call that built the value, if any
-    tensor: bool = False  # the value is tensor-valued (see rules.matchers)
+    tensor: bool = False  # the value is tensor-valued (see engine.types)
 
 
 @dataclass

@@ -37,7 +37,7 @@ from rlguard.rules.data import (
     UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
-from rlguard.rules.matchers import (
+from rlguard.engine.types import (
     has_star_kwargs,
     is_none,
     keyword,

@@ -24,7 +24,7 @@ from rlguard.rules.data import (
     RECURRENT_MODULES,
     is_torchrl_loss,
 )
-from rlguard.rules.matchers import method_call, type_alternatives
+from rlguard.engine.types import method_call, type_alternatives
 
 METHOD = "set_recurrent_mode"
 RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)

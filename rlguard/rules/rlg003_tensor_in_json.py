@@ -12,7 +12,7 @@ from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
-from rlguard.rules.matchers import (
+from rlguard.engine.types import (
     Leaf,
     condition_holds,
     has_star_kwargs,

@@ -19,7 +19,7 @@ from rlguard.rules.data import (
     is_replay_buffer,
     is_torchrl_transform,
 )
-from rlguard.rules.matchers import has_star_kwargs, is_none, keyword, positional
+from rlguard.engine.types import has_star_kwargs, is_none, keyword, positional
 
 # Keywords of the TensorDict constructor that are not entries of the new TensorDict.
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})

@@ -18,7 +18,7 @@ from rlguard.rules.data import (
     is_torchrl_trainer,
     trainer_hooks_for,
 )
-from rlguard.rules.matchers import keyword, positional
+from rlguard.engine.types import keyword, positional
 
 # Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
 _KNOWN_METHODS: dict[str, frozenset[str]] = {

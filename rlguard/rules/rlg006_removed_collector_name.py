@@ -10,7 +10,7 @@ from rlguard.engine.names import dotted_name, module_of_import_from
 from rlguard.engine.traversal import iter_nodes
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import COLLECTOR_NAMES_REMOVED_IN, COLLECTOR_OLD_NAME_MODULES, COLLECTOR_RENAMES
-from rlguard.rules.matchers import ForwardReference, forward_references, loaded_names
+from rlguard.engine.types import ForwardReference, forward_references, loaded_names
 
 
 def _old_name(qualname: str | None) -> str | None:

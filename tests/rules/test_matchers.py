@@ -15,7 +15,7 @@ from rlguard.engine.runner import RunOptions, analyze_project
 from rlguard.engine.target import Target
 from rlguard.engine.traversal import bookkeeping, walk
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
-from rlguard.rules.matchers import (
+from rlguard.engine.types import (
     condition_holds,
     has_star_kwargs,
     is_none,

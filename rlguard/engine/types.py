@@ -1,6 +1,6 @@
 """Shared matching helpers: call names, keyword arguments, tensor-valued inference.
 
-Used by several rules and by the engine's index; nothing here is specific to one rule.
+Used by the engine (context, index) and by several rules; nothing here is specific to one rule.
 """
 
 from __future__ import annotations
