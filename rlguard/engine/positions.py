@@ -22,7 +22,9 @@ def spans_for(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Spa
     """Span of each node (keyed by ``id``), from one syntactic-position codegen pass."""
     sink = _Sink()
     state = PositionProvidingCodegenState(
-        default_indent=module.default_indent, default_newline=module.default_newline, provider=sink
+        default_indent=module.default_indent,
+        default_newline=module.default_newline,
+        provider=sink,  # type: ignore[arg-type]  # duck-typed: only ``_computed`` is used
     )
     module._codegen(state)
     spans: dict[int, Span] = {}

@@ -25,11 +25,11 @@ def write_if_unchanged(path: str, expected: bytes, new: bytes) -> None:
         mode = stat.S_IMODE(os.stat(path).st_mode)
         if not os.access(path, os.W_OK):
             raise WriteError("read-only file; not written")
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".rlguard-tmp")
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".rlguard-tmp")
     except OSError as error:
         raise WriteError(f"cannot write: {error.strerror or error}") from None
     try:
-        with os.fdopen(handle, "wb") as out:
+        with os.fdopen(descriptor, "wb") as out:
             out.write(new)
             out.flush()
             os.fsync(out.fileno())
