@@ -14,30 +14,15 @@ import pytest
 import torchrl
 import torchrl.collectors
 import torchrl.modules
-from rlguard_runtime_helpers import changed, left_patched, only, policy, snapshot
+from rlguard_runtime_helpers import changed, left_patched, only, snapshot
+from rlguard_runtime_helpers import collector_corrected as corrected
 from torchrl.objectives import LossModule
-from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
 
 from rlguard.runtime import RLGuardError, install, installed, recurrent, uninstall
 
 HERE = Path(__file__).parent
 # install() itself may warn (e.g. the segment-tree fallback); these tests are about patching.
 pytestmark = pytest.mark.filterwarnings("ignore::rlguard.runtime.errors.RLGuardWarning")
-
-
-_ENV_LOCK = threading.Lock()
-
-
-def corrected() -> bool:
-    """Whether torchrl's own Collector, called here, runs an uncopyable policy in place."""
-    with _ENV_LOCK:  # torchrl's mock envs rewrite class attributes while they are built
-        env = ContinuousActionVecMockEnv()
-    try:
-        torchrl.collectors.Collector(env, policy(), frames_per_batch=4, total_frames=8, policy_device="cpu:0")
-    except TypeError as error:  # stock torchrl deep-copies the policy for its policy_device
-        assert "cannot pickle '_thread.lock'" in str(error)
-        return False
-    return True
 
 
 def recurrent_corrected() -> bool:
