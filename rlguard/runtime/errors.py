@@ -6,6 +6,7 @@ Importing this module does not import torch.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import threading
 import warnings
 from collections.abc import Iterator
@@ -37,11 +38,13 @@ def runtime_imports() -> Iterator[None]:
     try:
         yield
     except ModuleNotFoundError as error:
-        missing = (error.name or "").partition(".")[0]
-        if missing not in RUNTIME_PACKAGES:
+        failed = (error.name or "").partition(".")[0]
+        if failed not in RUNTIME_PACKAGES:
             raise
+        missing = [name for name in RUNTIME_PACKAGES if name == failed or importlib.util.find_spec(name) is None]
         raise MissingRuntimeError(
-            f"{MISSING_RUNTIME}, and {missing} is not installed: pip install 'rlguard[runtime]'", name=missing
+            f"{MISSING_RUNTIME}; not installed here: {', '.join(missing)}. Run: pip install 'rlguard[runtime]'",
+            name=failed,
         ) from None
 
 

@@ -96,15 +96,17 @@ def _rlguard_per_test(request: pytest.FixtureRequest) -> Iterator[None]:
     if marker is None and request.config.getoption("rlguard") is None:
         yield
         return
-    with contextlib.ExitStack() as stack:
-        try:
-            layers = [request.config.stash[_SESSION]]
-            if marker is not None:
-                layers += [parse_spec(spec) for spec in marker.args] + [marker.kwargs]
-        except RLGuardError as error:
-            pytest.fail(f"@pytest.mark.rlguard: {error}", pytrace=False)
-        _install_for_test(stack, merged(*layers))
-        yield
+    layers = [request.config.stash[_SESSION]]
+    try:
+        layers += [parse_spec(spec) for spec in marker.args] + [marker.kwargs] if marker is not None else []
+    except RLGuardError as error:
+        problem = f"@pytest.mark.rlguard: {error}"
+    else:
+        with contextlib.ExitStack() as stack:
+            _install_for_test(stack, merged(*layers))
+            yield
+        return
+    pytest.fail(problem, pytrace=False)  # outside the except: no chained exception in the report
 
 
 def _install_for_test(stack: contextlib.ExitStack, settings: dict[str, Any]) -> None:
@@ -113,5 +115,9 @@ def _install_for_test(stack: contextlib.ExitStack, settings: dict[str, Any]) -> 
 
     try:
         stack.enter_context(installed(**settings))
-    except (RLGuardError, MissingRuntimeError, TypeError) as error:
-        pytest.fail(f"rlguard: {error}" if isinstance(error, TypeError) else str(error), pytrace=False)
+        return
+    except (RLGuardError, MissingRuntimeError) as error:
+        problem = str(error)
+    except TypeError as error:  # a keyword install() does not take
+        problem = f"@pytest.mark.rlguard: {error}"
+    pytest.fail(problem, pytrace=False)  # outside the except: no chained exception in the report
