@@ -15,7 +15,7 @@ import importlib.util
 import sys
 from typing import Any
 
-from rlguard.runtime.errors import RUNTIME_PACKAGES, RLGuardError, RLGuardWarning, runtime_imports
+from rlguard.runtime.errors import RUNTIME_PACKAGES, MissingRuntimeError, RLGuardError, RLGuardWarning, runtime_imports
 
 # Imported eagerly (it imports no torch): a lazy import of the submodule ``install`` would bind
 # the package attribute ``install`` to the module instead of the function.
@@ -33,6 +33,7 @@ _LAZY = {
 
 __all__ = [
     "Collector",
+    "MissingRuntimeError",
     "PrioritizedSampler",
     "RLGuardError",
     "RLGuardWarning",
