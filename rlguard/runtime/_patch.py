@@ -1,7 +1,7 @@
 """A patch is one attribute of one owner replaced by a corrected value.
 
-Each runtime component exposes ``patches(**options) -> list[Patch]``; ``install()``
-applies them and ``uninstall()`` puts back the identical original objects.
+Each runtime component exposes ``patches() -> list[Patch]``; ``install()`` applies them and
+``uninstall()`` puts back the identical original objects.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ class Patch:
     owner: Any  # a module or a class
     name: str
     value: Any
+    # A scoped function runs only where its component is active (else the original runs);
+    # an unscoped one runs wherever it is patched in, e.g. an exit that must match its entry.
+    scoped: bool = True
 
 
 class PatchSet:

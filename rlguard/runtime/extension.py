@@ -169,6 +169,28 @@ def _load(shared_object: Path) -> object:
     return module
 
 
+def warn_fallback() -> None:
+    """Say that prioritized replay runs on rlguard's pure-PyTorch segment trees.
+
+    Called when a sampler builds them, not at ``install()``: a test that never builds a sampler
+    gets no warning. Shown once per scope (installed block, test, or ``install()`` call), at the
+    line of the user's code that built the sampler.
+    """
+    from rlguard.runtime.errors import warn_once
+    from rlguard.runtime.marker import user_stacklevel
+
+    status = probe()
+    cause = status.cause or "this torchrl build has no CUDA segment trees"
+    fix = status.fix or "install a torchrl wheel built with CUDA"
+    warn_once(
+        "sampler-pure-pytorch-trees",
+        f"rlguard: torchrl's compiled segment trees are unavailable ({cause}). Prioritized "
+        "samplers and buffers use rlguard's pure-PyTorch segment trees instead: same sampling "
+        f"distribution, more time per call. Keep them, or to get the compiled trees back, {fix}.",
+        stacklevel=user_stacklevel(),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rlguard.runtime.extension",

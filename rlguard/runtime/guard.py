@@ -25,6 +25,7 @@ from tensordict import TensorDict, TensorDictBase
 from torch import nn
 from torchrl.trainers import TrainerHookBase
 
+from rlguard.runtime import settings
 from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError, RLGuardWarning
 
@@ -229,7 +230,7 @@ class TrainingGuard(TrainerHookBase):
         nonfinite: NaN or inf in collected observations and rewards, and in losses.
         detached_loss: a loss whose backward would give no trained parameter a gradient.
         unchanged_params: an optimizer step that left every parameter unchanged.
-        priorities: NaN, inf, zero or negative priorities given to a prioritized sampler.
+        priorities: NaN, inf or negative priorities given to a prioritized sampler.
         policy_lag: a collector policy whose weights lag the trained policy's.
         max_policy_lag: how many consecutive batches a collector may run stale weights,
             e.g. between two ``update_policy_weights_()`` calls. Default 1.
@@ -441,14 +442,15 @@ class TrainingGuard(TrainerHookBase):
             priority, slots = priority[slots >= 0], slots[slots >= 0]
         else:  # no index, or one the sampler maps to slots itself: name positions instead
             slots = torch.arange(priority.numel(), device=priority.device)
-        bad = ~torch.isfinite(priority) | (priority <= 0)
+        # Zero is fine: the sampler stores (priority + eps) ** alpha, which stays positive.
+        bad = ~torch.isfinite(priority) | (priority < 0)
         if bool(bad.any()):
             self._fail(
-                f"{where} got {int(bad.sum())} priorities that are NaN, inf, zero or negative: "
+                f"{where} got {int(bad.sum())} priorities that are NaN, inf or negative: "
                 f"values {priority[bad][:_SHOWN].tolist()} at indices {slots[bad][:_SHOWN].tolist()}.",
                 "A NaN enters the sampler's sum tree and max priority and spoils sampling for "
-                "good; a non-positive one makes its slot unsampleable. Fix the loss first "
-                "(check_loss) and pass a positive priority such as td_error.abs() + 1e-6.",
+                "good; a negative one turns NaN once raised to the power alpha. Fix the loss "
+                "first (check_loss) and pass a non-negative priority such as td_error.abs().",
             )
 
     def check_recurrent(self, module: nn.Module, tensordict: TensorDictBase, *, where: str | None = None) -> None:
@@ -604,13 +606,20 @@ def _defining(base: type, name: str) -> list[type]:
     return found
 
 
-def _guarded_iter(guard: TrainingGuard, original: Callable) -> Callable:
+def _active_guard() -> TrainingGuard | None:
+    """The guard of the settings active for the caller; None once they stopped applying."""
+    active = settings.active()
+    return active.guard() if active is not None and "training" in active.components else None
+
+
+def _guarded_iter(original: Callable) -> Callable:
     @functools.wraps(original)
     def __iter__(self: Any) -> Iterator[Any]:
+        guard = _active_guard()  # the settings where iteration started, for every batch
         batches = original(self)
         try:
             for batch in batches:
-                if isinstance(batch, TensorDictBase):
+                if guard is not None and isinstance(batch, TensorDictBase):
                     guard.check_batch(batch, collector=self)
                 yield batch
         finally:
@@ -619,45 +628,50 @@ def _guarded_iter(guard: TrainingGuard, original: Callable) -> Callable:
     return __iter__
 
 
-def _guarded_loss_call(guard: TrainingGuard, original: Callable) -> Callable:
+def _guarded_loss_call(original: Callable) -> Callable:
     @functools.wraps(original)
     def __call__(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
         output = original(self, *args, **kwargs)
-        if isinstance(output, (TensorDictBase, torch.Tensor)):
+        guard = _active_guard()
+        if guard is not None and isinstance(output, (TensorDictBase, torch.Tensor)):
             guard.check_loss(output, _trainable(self), where=type(self).__name__)
         return output
 
     return __call__
 
 
-def _guarded_rnn_forward(guard: TrainingGuard, original: Callable) -> Callable:
+def _guarded_rnn_forward(original: Callable) -> Callable:
     @functools.wraps(original)
     def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
-        guard._before_rnn(self, args)
+        guard = _active_guard()
+        if guard is not None:
+            guard._before_rnn(self, args)
         return original(self, *args, **kwargs)
 
     return forward
 
 
-def _guarded_update_priority(guard: TrainingGuard, original: Callable) -> Callable:
+def _guarded_update_priority(original: Callable) -> Callable:
     @functools.wraps(original)
     def update_priority(self: Any, index: Any, priority: Any, *args: Any, **kwargs: Any) -> Any:
         # Checked before storing: a rejected update leaves the sampler untouched.
         with _depth("update_priority") as outermost:
-            if outermost:
+            guard = _active_guard()
+            if outermost and guard is not None:
                 guard.check_priority(priority, index, where=f"{type(self).__name__}.update_priority()")
             return original(self, index, priority, *args, **kwargs)
 
     return update_priority
 
 
-def _guarded_sample(guard: TrainingGuard, original: Callable) -> Callable:
+def _guarded_sample(original: Callable) -> Callable:
     @functools.wraps(original)
     def sample(self: Any, *args: Any, **kwargs: Any) -> Any:
         # Only the outermost sample() returns what the user gets (subclasses add entries).
         with _depth("sample") as outermost:
             output = original(self, *args, **kwargs)
-        if outermost and getattr(self, "_pin_memory", False):
+        guard = _active_guard()
+        if outermost and guard is not None and getattr(self, "_pin_memory", False):
             guard.check_pinned(output, where=f"{type(self).__name__}.sample()")
         return output
 
@@ -669,37 +683,31 @@ def _wrap(owner: type, name: str, make: Callable[[Callable], Callable]) -> Patch
     return Patch(owner, name, make(getattr(owner, name)))
 
 
-def patches(**switches: Any) -> list[Patch]:
+def patches() -> list[Patch]:
     """The patches ``install(training=True)`` applies: the guard's checks inside torchrl.
 
-    ``switches`` are :class:`TrainingGuard`'s keywords (all checks on by default). Every
-    collector's batches get :meth:`~TrainingGuard.check_batch`; every loss module's
-    output :meth:`~TrainingGuard.check_loss` against its own parameters; LSTM/GRU modules
-    run from a loss or value estimator :meth:`~TrainingGuard.check_recurrent`;
-    prioritized samplers' ``update_priority`` :meth:`~TrainingGuard.check_priority`; and
-    ``pin_memory=True`` buffers' samples :meth:`~TrainingGuard.check_pinned`. Optimizer
-    steps are not patched: use ``register`` or ``check_step`` for those.
+    Each patched call runs the checks of the settings active for the caller (its
+    ``installed()`` block, else ``install()``), which switch single checks, choose warn or
+    raise and set ``max_policy_lag``. Every collector's batches get
+    :meth:`~TrainingGuard.check_batch`; every loss module's output
+    :meth:`~TrainingGuard.check_loss` against its own parameters; LSTM/GRU modules run from a
+    loss or value estimator :meth:`~TrainingGuard.check_recurrent`; prioritized samplers'
+    ``update_priority`` :meth:`~TrainingGuard.check_priority`; and ``pin_memory=True``
+    buffers' samples :meth:`~TrainingGuard.check_pinned`. Optimizer steps are not patched: use
+    ``register`` or ``check_step`` for those.
     """
     from torchrl.collectors import BaseCollector
     from torchrl.data import ReplayBuffer
     from torchrl.data.replay_buffers.samplers import PrioritizedSampler
     from torchrl.objectives import LossModule
 
-    guard = TrainingGuard(**switches)
-    found = []
-    if guard.nonfinite or guard.policy_lag:
-        found.append(_wrap(BaseCollector, "__iter__", functools.partial(_guarded_iter, guard)))
-    if guard.nonfinite or guard.detached_loss:
-        found.append(_wrap(LossModule, "__call__", functools.partial(_guarded_loss_call, guard)))
-    if guard.recurrent:
-        rnn_forward = functools.partial(_guarded_rnn_forward, guard)
-        found += [_wrap(rnn, "forward", rnn_forward) for rnn in _rnn_types()]
-    if guard.priorities:
-        update_priority = functools.partial(_guarded_update_priority, guard)
-        found += [
-            _wrap(cls, "update_priority", update_priority) for cls in _defining(PrioritizedSampler, "update_priority")
-        ]
-    if guard.pinned:
-        sample = functools.partial(_guarded_sample, guard)
-        found += [_wrap(cls, "sample", sample) for cls in _defining(ReplayBuffer, "sample")]
-    return found
+    return [
+        _wrap(BaseCollector, "__iter__", _guarded_iter),
+        _wrap(LossModule, "__call__", _guarded_loss_call),
+        *(_wrap(rnn, "forward", _guarded_rnn_forward) for rnn in _rnn_types()),
+        *(
+            _wrap(cls, "update_priority", _guarded_update_priority)
+            for cls in _defining(PrioritizedSampler, "update_priority")
+        ),
+        *(_wrap(cls, "sample", _guarded_sample) for cls in _defining(ReplayBuffer, "sample")),
+    ]

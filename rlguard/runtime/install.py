@@ -1,21 +1,31 @@
 """``install()``, ``uninstall()`` and ``installed()``: patch the installed torchrl in place.
 
-A component is active while ``install()`` pinned it (until ``uninstall()``) or while any
-``installed()`` block that asked for it is open, in any thread. Whenever the active set changes,
-every patch is restored and the active components are applied again in a fixed order, so
-overlapping blocks, nesting and threads can never restore attributes out of order: after the
-last one closes, every patched attribute is the identical original object.
+The patches go in once, when the first ``install()`` or ``installed()`` block asks for any
+component, and stay while ``install()`` or any open block is active. Each patched function then
+chooses per call between rlguard's version and torchrl's original, on the settings active for the
+caller (:mod:`rlguard.runtime.settings`): the innermost open block of its thread or asyncio task,
+else ``install()``'s. Opening or closing a block only changes a ``ContextVar``, so no thread ever
+runs on a half-applied set of patches. When nothing is active any more, every patched attribute
+is restored to the identical original object.
+
+Module attributes that are not functions (the segment tree classes that stand in for missing
+compiled ones) cannot choose per call: they stay in place while anything is active.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
+import inspect
 import threading
-from collections.abc import Callable, Iterator
+import types
+from collections.abc import Iterator, Mapping
+from typing import Any
 
+from rlguard.runtime import settings as _settings
 from rlguard.runtime._patch import Patch, PatchSet
-from rlguard.runtime.errors import RLGuardError
+from rlguard.runtime.errors import RLGuardError, runtime_imports
 
 _TESTED = ">=0.14,<0.15"
 # Component -> (modules whose patches() it applies, torchrl versions it supports), in apply order.
@@ -27,12 +37,11 @@ _COMPONENTS: dict[str, tuple[tuple[str, ...], str]] = {
     "buffers": (("buffer",), _TESTED),
     "training": (("guard",), _TESTED),
 }
+assert tuple(_COMPONENTS) == _settings.COMPONENTS
 
 _lock = threading.RLock()
-_pinned: set[str] = set()
-_blocks: dict[object, frozenset[str]] = {}
+_open: set[object] = set()  # the open blocks of the current install generation
 _patches = PatchSet()
-_applied: tuple[str, ...] = ()
 
 
 def install(
@@ -42,8 +51,11 @@ def install(
     samplers: bool = True,
     buffers: bool = True,
     training: bool = True,
+    checks: Mapping[str, bool] | None = None,
+    warn: bool = False,
+    max_policy_lag: int = 1,
 ) -> None:
-    """Patch the installed torchrl in place; idempotent and thread-safe.
+    """Patch the installed torchrl in place, for the whole process; thread-safe.
 
     - ``collectors``: an uncopyable policy runs in place instead of crashing the Collector's
       copy; multi-process collectors refuse it before starting workers; ``get_stateful_net``
@@ -53,24 +65,32 @@ def install(
     - ``samplers``: pure-PyTorch segment trees when torchrl's compiled extension is missing;
     - ``buffers``: ``pin_memory=True`` buffers that sample pinned, or warn once without an
       accelerator;
-    - ``training``: the ``TrainingGuard`` checks on collectors, replay buffers and losses.
+    - ``training``: the ``TrainingGuard`` checks on collectors, replay buffers and losses;
+      ``checks`` switches single checks (``{"priorities": False}``, names in
+      ``rlguard.runtime.settings.CHECKS``), ``warn=True`` warns instead of raising, and
+      ``max_policy_lag`` is how many batches a collector may run stale weights.
+
+    A later ``install()`` replaces the settings of an earlier one: ``install(training=False)``
+    switches the training checks off. Open ``installed()`` blocks keep their own settings.
 
     Raises ``RLGuardError`` naming the supported range when a chosen component does not
-    support the installed torchrl; then nothing is patched.
+    support the installed torchrl; then nothing changes.
     """
-    chosen = _chosen(collectors, recurrent, samplers, buffers, training)
+    chosen = _chosen(locals())
     with _lock:
-        added = chosen - _pinned
-        _pinned.update(added)
-        _sync_or_undo(lambda: _pinned.difference_update(added))
+        _apply()
+        _settings.set_process(chosen)
 
 
 def uninstall() -> None:
-    """Restore every attribute that rlguard patched to the identical original object."""
+    """Restore every attribute that rlguard patched to the identical original object.
+
+    Blocks still open, in any thread, stop applying too.
+    """
     with _lock:
-        _pinned.clear()
-        _blocks.clear()
-        _sync()
+        _settings.invalidate()
+        _open.clear()
+        _patches.restore_all()
 
 
 @contextlib.contextmanager
@@ -81,47 +101,47 @@ def installed(
     samplers: bool = True,
     buffers: bool = True,
     training: bool = True,
+    checks: Mapping[str, bool] | None = None,
+    warn: bool = False,
+    max_policy_lag: int = 1,
 ) -> Iterator[None]:
-    """``install()`` for the duration of a ``with`` block; blocks nest and overlap across threads.
+    """``install()`` for the duration of a ``with`` block, in this thread or asyncio task only.
 
-    On exit, the block's components stay patched only while ``install()`` or another open block
-    still asks for them. An ``uninstall()`` inside the block restores everything at once.
+    Inside the block its own settings replace ``install()``'s and any outer block's (so
+    ``installed(training=False)`` runs without the training checks); other threads and tasks
+    keep theirs. Blocks nest and overlap across threads. An ``uninstall()`` inside the block
+    restores everything at once, and the block's exit does not patch again.
     """
-    chosen = _chosen(collectors, recurrent, samplers, buffers, training)
-    token = object()
+    chosen = _chosen(locals())
+    key = object()
     with _lock:
-        _blocks[token] = chosen
-        _sync_or_undo(lambda: _blocks.pop(token))
+        _apply()
+        _open.add(key)
+        token = _settings.enter(chosen)
     try:
         yield
     finally:
+        _settings.leave(token)
         with _lock:
-            _blocks.pop(token, None)  # uninstall() inside the block already removed it
-            _sync()
+            _open.discard(key)
+            if not _open and _settings.active_process() is None:
+                _patches.restore_all()
 
 
-def _chosen(collectors: bool, recurrent: bool, samplers: bool, buffers: bool, training: bool) -> frozenset[str]:
-    flags = {
-        "collectors": collectors,
-        "recurrent": recurrent,
-        "samplers": samplers,
-        "buffers": buffers,
-        "training": training,
-    }
-    chosen = [name for name, on in flags.items() if on]
-    for name in chosen:
-        _check_version(name)
-    return frozenset(chosen)
+def _chosen(arguments: dict[str, Any]) -> _settings.Settings:
+    with runtime_imports():
+        chosen = _settings.build(**arguments)
+        for name in _COMPONENTS:
+            if name in chosen.components:
+                _check_version(name)
+    return chosen
 
 
 def _check_version(component: str) -> None:
-    import torchrl
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import Version
-
     supported = _COMPONENTS[component][1]
-    found = Version(torchrl.__version__).base_version  # 0.14.1+cu128 and 0.14.1.dev0 count as 0.14.1
-    if found not in SpecifierSet(supported):
+    if not _supports(component):
+        import torchrl
+
         raise RLGuardError(
             f"rlguard: install({component}=True) supports torchrl {supported}, but this environment "
             f"has torchrl {torchrl.__version__} ({torchrl.__file__}). Install a supported version "
@@ -130,33 +150,47 @@ def _check_version(component: str) -> None:
         )
 
 
-def _sync_or_undo(undo: Callable[[], object]) -> None:
-    try:
-        _sync()
-    except BaseException:
-        undo()  # a component failed to build its patches: back to the previous active set
-        _sync()
-        raise
+def _supports(component: str) -> bool:
+    import torchrl
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    found = Version(torchrl.__version__).base_version  # 0.14.1+cu128 and 0.14.1.dev0 count as 0.14.1
+    return found in SpecifierSet(_COMPONENTS[component][1])
 
 
-def _sync() -> None:
-    global _applied
-    active = _pinned.union(*_blocks.values())
-    wanted = tuple(name for name in _COMPONENTS if name in active)
-    if wanted == _applied:
+def _apply() -> None:
+    """Patch in every component this torchrl supports, once; all or nothing. Call under _lock."""
+    if len(_patches):
         return
-    _patches.restore_all()
-    _applied = ()
     try:
-        for name in wanted:
-            for patch in _component_patches(name):
-                _patches.apply(patch)
+        for name in _COMPONENTS:
+            if _supports(name):
+                for patch in _component_patches(name):
+                    _patches.apply(_dispatching(name, patch))
     except BaseException:
         _patches.restore_all()
         raise
-    _applied = wanted
 
 
 def _component_patches(component: str) -> list[Patch]:
     modules = _COMPONENTS[component][0]
-    return [patch for module in modules for patch in importlib.import_module(f"rlguard.runtime.{module}").patches()]
+    with runtime_imports():
+        loaded = [importlib.import_module(f"rlguard.runtime.{module}") for module in modules]
+    return [patch for module in loaded for patch in module.patches()]
+
+
+def _dispatching(component: str, patch: Patch) -> Patch:
+    """``patch`` with a function that runs the corrected value where ``component`` is active."""
+    original = inspect.getattr_static(patch.owner, patch.name, None)
+    functions = isinstance(original, types.FunctionType) and isinstance(patch.value, types.FunctionType)
+    if not (patch.scoped and functions):
+        return patch
+    corrected = patch.value
+    wants = _settings.wants
+
+    @functools.wraps(corrected)
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        return (corrected if wants(component) else original)(*args, **kwargs)
+
+    return Patch(patch.owner, patch.name, dispatch)

@@ -30,8 +30,8 @@ from torchrl.data.replay_buffers import samplers as _samplers_package
 from torchrl.data.replay_buffers.samplers import prioritized as _prioritized
 
 from rlguard.runtime._patch import Patch
-from rlguard.runtime.errors import RLGuardError, warn_once
-from rlguard.runtime.extension import probe
+from rlguard.runtime.errors import RLGuardError
+from rlguard.runtime.extension import warn_fallback
 from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES
 
 __all__ = ["PrioritizedSampler", "patches"]
@@ -60,7 +60,7 @@ class PrioritizedSampler(_Stock):
         if suffix is None or getattr(_prioritized, f"{prefix}SumSegmentTree{suffix}") is not None:
             super()._init()  # the compiled trees load (or the dtype is unsupported: torchrl says so)
             return
-        _warn_fallback()
+        warn_fallback()
         self._sum_tree = TORCHRL_TREE_CLASSES[f"SumSegmentTree{suffix}"](self._max_capacity, self._device)
         self._min_tree = TORCHRL_TREE_CLASSES[f"MinSegmentTree{suffix}"](self._max_capacity, self._device)
         self._max_priority = None
@@ -111,12 +111,20 @@ _STATE_METHODS = ("state_dict", "load_state_dict", "dumps", "loads")
 def patches() -> list[Patch]:
     """torchrl's PrioritizedSampler gets the safe round trip; missing compiled trees get ours."""
     fixes = [Patch(_Stock, name, vars(PrioritizedSampler)[name]) for name in _STATE_METHODS]
+    fixes.append(Patch(_Stock, "_init", _noticing_fallback(_Stock._init)))
     missing = missing_tree_names()
-    if missing:
-        _warn_fallback()
     for module in (_prioritized, _samplers_package):
         fixes += [Patch(module, name, TORCHRL_TREE_CLASSES[name]) for name in missing if hasattr(module, name)]
     return fixes
+
+
+def _noticing_fallback(stock_init: Any) -> Any:
+    def _init(self: _Stock) -> None:
+        stock_init(self)
+        if isinstance(self._sum_tree, tuple(TORCHRL_TREE_CLASSES.values())):
+            warn_fallback()  # at the first sampler built on rlguard's trees, not at install()
+
+    return _init
 
 
 def missing_tree_names() -> list[str]:
@@ -128,18 +136,6 @@ def missing_tree_names() -> list[str]:
     ours = set(TORCHRL_TREE_CLASSES.values())
     wanted = [name for name in TORCHRL_TREE_CLASSES if not name.startswith("Cuda") or torch.cuda.is_available()]
     return [name for name in wanted if getattr(_prioritized, name, None) is None or getattr(_prioritized, name) in ours]
-
-
-def _warn_fallback() -> None:
-    status = probe()
-    cause = status.cause or "this torchrl build has no CUDA segment trees"
-    fix = status.fix or "install a torchrl wheel built with CUDA"
-    warn_once(
-        "sampler-pure-pytorch-trees",
-        f"rlguard: torchrl's compiled segment trees are unavailable ({cause}). Prioritized "
-        "samplers and buffers use rlguard's pure-PyTorch segment trees instead: same sampling "
-        f"distribution, more time per call. Keep them, or to get the compiled trees back, {fix}.",
-    )
 
 
 # --- loading -------------------------------------------------------------------------------

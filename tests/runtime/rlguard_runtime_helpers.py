@@ -36,6 +36,24 @@ def policy(net: nn.Module | None = None) -> TensorDictModule:
     return TensorDictModule(net or LockedNet(), in_keys=["observation"], out_keys=["action"])
 
 
+_ENV_LOCK = threading.Lock()
+
+
+def collector_corrected() -> bool:
+    """Whether torchrl's own Collector, built here, runs an uncopyable policy in place."""
+    import torchrl.collectors
+    from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
+
+    with _ENV_LOCK:  # torchrl's mock envs rewrite class attributes while they are built
+        env = ContinuousActionVecMockEnv()
+    try:
+        torchrl.collectors.Collector(env, policy(), frames_per_batch=4, total_frames=8, policy_device="cpu:0")
+    except TypeError as error:  # stock torchrl deep-copies the policy for its policy_device
+        assert "cannot pickle '_thread.lock'" in str(error)
+        return False
+    return True
+
+
 def snapshot() -> dict[tuple[int, str], Any]:
     """Every attribute of every loaded torchrl/tensordict module and of the classes they define."""
     owners: dict[int, Any] = {}

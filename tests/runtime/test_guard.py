@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from torchrl.objectives import ClipPPOLoss, DDPGLoss, DQNLoss
 from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv, DiscreteActionVecMockEnv
 from torchrl.trainers import ReplayBufferTrainer, Trainer, UpdateWeights
 
-from rlguard.runtime import RLGuardError, RLGuardWarning, installed
+from rlguard.runtime import RLGuardError, RLGuardWarning, install, installed
 from rlguard.runtime import TensorDictReplayBuffer as CorrectedBuffer
 from rlguard.runtime import guard as guard_module
 from rlguard.runtime._patch import PatchSet
@@ -261,14 +262,34 @@ def test_trainer_catches_a_recurrent_critic_run_step_by_step() -> None:
 def test_trainer_catches_priorities_read_from_the_wrong_key() -> None:
     from torchrl.data import TensorDictPrioritizedReplayBuffer
 
-    with installed(**only("samplers")):  # a prioritized sampler that constructs on this stack
+    # A step cost of -1 per step: the reward is no priority, and a negative one turns NaN in the sampler.
+    step_cost = UnaryTransform(in_keys=["reward"], out_keys=["reward"], fn=lambda reward: reward - 1)
+    env = TransformedEnv(DiscreteActionVecMockEnv(), step_cost)
+    # Extending reads priorities from the key: the installed check stops them before they are stored.
+    with installed(**only("samplers", "training")):
         buffer = TensorDictPrioritizedReplayBuffer(
             alpha=0.7, beta=0.5, storage=LazyTensorStorage(64), batch_size=4, priority_key=("next", "reward")
         )
-        loss, collector = dqn()
+        loss, collector = dqn(env)
         trainer, _ = make_trainer(loss, collector, torch.optim.Adam(loss.parameters(), lr=1e-2), buffer=buffer)
-        with pytest.raises(RLGuardError, match=r"priorities that are NaN, inf, zero or negative: values \[0\.0"):
-            trainer.train()
+        with pytest.raises(RuntimeError, match="Failed to update priority of extended data") as caught:
+            trainer.train()  # torchrl wraps any error of the priority update in its own
+    assert isinstance(caught.value.__cause__, RLGuardError)
+    assert re.search(r"priorities that are NaN, inf or negative: values \[-1\.0", str(caught.value.__cause__))
+
+
+@needs_sampler
+def test_zero_priorities_are_accepted_and_their_slots_still_sampled() -> None:
+    from torchrl.data import TensorDictPrioritizedReplayBuffer
+
+    with installed(**only("samplers", "training")):
+        buffer = TensorDictPrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(8), batch_size=64)
+        buffer.extend(TensorDict({"observation": torch.randn(8, 3)}, [8]))
+        buffer.update_priority(torch.arange(8), torch.zeros(8))  # torchrl stores (0 + eps) ** alpha
+        seen = torch.cat([buffer.sample()["index"] for _ in range(10)])
+    assert set(seen.tolist()) == set(range(8))
+    with pytest.raises(RLGuardError, match=r"NaN, inf or negative: values \[-0\.5\] at indices \[3\]"):
+        TrainingGuard().check_priority(torch.tensor([0.0, 0.0, 0.0, -0.5]), torch.arange(4))
 
 
 @pytest.mark.parametrize("unified", [False, True], ids=["legacy-torch-file", "Checkpoint"])
@@ -322,7 +343,15 @@ def test_check_batch_with_a_collector_inspects_its_observations_and_rewards() ->
 
 
 def test_check_batch_does_not_mistake_a_large_finite_entry_for_inf() -> None:
-    TrainingGuard().check_batch(TensorDict({"observation": torch.full((4,), 3e38)}))  # its sum overflows
+    large = TensorDict({"observation": torch.full((4,), 3e38), "reward": torch.ones(4)}, [4])
+    assert not torch.isfinite(large["observation"].sum())  # the cheap sum test alone would flag it
+    guard = TrainingGuard()
+    guard.check_batch(large)
+    assert guard.counts == {"batches": 1, "losses": 0, "steps": 0, "violations": 0}
+    large["observation"][1] = float("inf")  # the same entry, now truly infinite, is still caught
+    with pytest.raises(RLGuardError, match=r"batch holds NaN or inf in 'observation'\."):
+        guard.check_batch(large)
+    assert guard.counts["violations"] == 1
 
 
 def test_check_loss_catches_a_nan_loss_from_a_nan_reward() -> None:
@@ -471,7 +500,7 @@ def _unchanged(guard: TrainingGuard) -> None:
 
 
 def _priorities(guard: TrainingGuard) -> None:
-    guard.check_priority(torch.tensor([1.0, 0.0]))
+    guard.check_priority(torch.tensor([1.0, -1.0]))
 
 
 def _lag(guard: TrainingGuard) -> None:
@@ -550,12 +579,56 @@ def test_patches_restore_the_identical_originals() -> None:
     }
 
 
-def test_patches_follow_the_switches() -> None:
-    names = {(p.owner.__name__, p.name) for p in patches(recurrent=False, pinned=False)}
-    assert ("LSTMModule", "forward") not in names and ("ReplayBuffer", "sample") not in names
-    assert ("LossModule", "__call__") in names
-    off = dict.fromkeys(PLANTED, False)
-    assert patches(**off) == []
+def detached_dqn() -> tuple[DQNLoss, TensorDict]:
+    env = DiscreteActionVecMockEnv()
+    actor = QValueActor(DetachedNet(), in_keys=["observation"], spec=env.action_spec)
+    return DQNLoss(actor, action_space=env.action_spec), rollout(env, actor)
+
+
+DETACHED = r"DQNLoss: backward of 'loss' gives no gradient"
+
+
+def test_a_later_install_switches_groups_and_checks_off() -> None:
+    loss, data = detached_dqn()
+    install()
+    with pytest.raises(RLGuardError, match=DETACHED):
+        loss(data)
+    install(training=False)
+    loss(data)
+    install(checks={"detached_loss": False})
+    loss(data)
+    install()
+    with pytest.raises(RLGuardError, match=DETACHED):
+        loss(data)
+
+
+def test_a_block_switches_checks_off_inside_install_and_only_there() -> None:
+    loss, data = detached_dqn()
+    install()
+    with installed(training=False):
+        loss(data)
+        with installed(checks={"detached_loss": False, "nonfinite": True}):
+            loss(data)
+        loss(data)
+    with pytest.raises(RLGuardError, match=DETACHED):
+        loss(data)
+
+
+def test_warn_mode_and_the_lag_threshold_at_install() -> None:
+    loss, data = detached_dqn()
+    with installed(**only("training"), warn=True), pytest.warns(RLGuardWarning, match=DETACHED):
+        loss(data)
+    with installed(**only("training"), max_policy_lag=BATCHES):
+        _lag(TrainingGuard(policy_lag=False))  # lags BATCHES - 1 batches: allowed
+    with installed(**only("training"), max_policy_lag=2), pytest.raises(RLGuardError, match="for 3 batches in a row"):
+        _lag(TrainingGuard(policy_lag=False))
+
+
+def test_bad_settings_are_refused_by_name() -> None:
+    with pytest.raises(RLGuardError, match=r"unknown training check\(s\) \['priority'\]; the checks are nonfinite"):
+        install(checks={"priority": False})
+    with pytest.raises(RLGuardError, match="max_policy_lag must be an int >= 0, not -1"):
+        install(max_policy_lag=-1)
 
 
 def test_install_catches_an_infinite_reward_while_collecting() -> None:
@@ -575,12 +648,9 @@ def test_install_catches_a_stale_collector_policy_in_a_manual_loop() -> None:
 
 
 def test_install_catches_a_detached_loss() -> None:
-    env = DiscreteActionVecMockEnv()
-    actor = QValueActor(DetachedNet(), in_keys=["observation"], spec=env.action_spec)
-    loss = DQNLoss(actor, action_space=env.action_spec)
-    data = rollout(env, actor)
+    loss, data = detached_dqn()
     with installed(**only("training")):
-        with pytest.raises(RLGuardError, match=r"DQNLoss: backward of 'loss' gives no gradient"):
+        with pytest.raises(RLGuardError, match=DETACHED):
             loss(data)
 
 

@@ -14,7 +14,8 @@ import pytest
 import torchrl
 import torchrl.collectors
 import torchrl.modules
-from rlguard_runtime_helpers import changed, only, snapshot
+from rlguard_runtime_helpers import changed, left_patched, only, snapshot
+from rlguard_runtime_helpers import collector_corrected as corrected
 from torchrl.objectives import LossModule
 
 from rlguard.runtime import RLGuardError, install, installed, recurrent, uninstall
@@ -24,13 +25,13 @@ HERE = Path(__file__).parent
 pytestmark = pytest.mark.filterwarnings("ignore::rlguard.runtime.errors.RLGuardWarning")
 
 
-def corrected() -> bool:
-    """Whether torchrl's own Collector currently carries rlguard's correction."""
-    return "_get_policy_and_device" in vars(torchrl.collectors.Collector)
-
-
 def recurrent_corrected() -> bool:
-    return torchrl.modules.set_recurrent_mode.__enter__ is recurrent._enter
+    """Whether torchrl's own set_recurrent_mode, entered twice, restores the mode of each level."""
+    reused = torchrl.modules.set_recurrent_mode(True)
+    with torchrl.modules.set_recurrent_mode(False):
+        with reused, reused:
+            pass
+        return torchrl.modules.tensordict_module.rnn.recurrent_mode() is False  # stock: True leaks
 
 
 @pytest.fixture
@@ -38,6 +39,21 @@ def pristine() -> dict:
     install()  # import every component module once, so that the snapshot sees all they load
     uninstall()
     return snapshot()
+
+
+@pytest.fixture
+def targets(pristine: dict) -> list:
+    """The attributes install() patches."""
+    install()
+    patched = changed(pristine, snapshot())
+    uninstall()
+    return patched
+
+
+def patched_now(keys: list) -> list:
+    """The objects now held by the attributes ``keys`` (identity compared, in order)."""
+    now = snapshot()
+    return [id(now.get(key)) for key in keys]
 
 
 def test_importing_rlguard_runtime_patches_nothing_and_imports_no_torch() -> None:
@@ -63,7 +79,7 @@ def test_uninstall_restores_the_identical_objects(pristine: dict) -> None:
     assert patched and corrected()
     assert LossModule.get_stateful_net is not pristine[(id(LossModule), "get_stateful_net")]
     uninstall()
-    assert changed(pristine, snapshot()) == []
+    assert left_patched(pristine) == []
     assert not corrected()
 
 
@@ -73,10 +89,11 @@ def test_install_is_idempotent(pristine: dict) -> None:
     install()
     assert changed(once, snapshot()) == []
     uninstall()
-    assert changed(pristine, snapshot()) == []
+    assert left_patched(pristine) == []
 
 
 def test_components_are_chosen_by_keyword() -> None:
+    assert not corrected() and not recurrent_corrected()
     with installed(**only("recurrent")):
         assert not corrected()
         assert recurrent_corrected()
@@ -85,46 +102,77 @@ def test_components_are_chosen_by_keyword() -> None:
         assert not recurrent_corrected()
 
 
-def test_nested_blocks_keep_the_outer_patches(pristine: dict) -> None:
+def test_nested_blocks_keep_the_patches_and_choose_per_block(pristine: dict, targets: list) -> None:
     with installed():
-        outer = snapshot()
-        with installed(**only("collectors")):
-            assert changed(outer, snapshot()) == []
-        assert changed(outer, snapshot()) == []
-        with installed():
-            pass
-        assert changed(outer, snapshot()) == []
-    assert changed(pristine, snapshot()) == []
+        outer = patched_now(targets)
+        with installed(**only("recurrent")):
+            assert not corrected() and recurrent_corrected()
+            assert patched_now(targets) == outer
+        assert patched_now(targets) == outer
+        assert corrected() and recurrent_corrected()
+    assert left_patched(pristine) == []
 
 
 def test_a_block_inside_install_leaves_it_installed(pristine: dict) -> None:
     install()
-    with installed():
-        pass
+    with installed(**only("recurrent")):
+        assert not corrected()
     assert corrected()
     with installed(**only("recurrent")):
         uninstall()  # an explicit uninstall wins, and the block's exit must not re-patch
-        assert changed(pristine, snapshot()) == []
-    assert changed(pristine, snapshot()) == []
+        assert left_patched(pristine) == []
+        assert not recurrent_corrected()
+    assert left_patched(pristine) == []
 
 
-def test_overlapping_blocks_in_threads_each_keep_their_patches(pristine: dict) -> None:
+def test_a_block_applies_to_its_own_thread_only() -> None:
+    seen: dict[str, bool] = {}
+    with installed(**only("collectors")):
+        thread = threading.Thread(target=lambda: seen.update(other=corrected()))
+        thread.start()
+        thread.join()
+        seen["own"] = corrected()
+    assert seen == {"own": True, "other": False}
+
+
+def test_overlapping_blocks_in_threads_never_see_stock_behaviour(pristine: dict, targets: list) -> None:
+    """Each thread builds torchrl's own Collector with a locked policy inside and outside its
+    blocks while the others open and close blocks with other groups: inside a collectors block
+    it must always run in place, outside it must always be stock torchrl."""
     failures: list[str] = []
+    held = threading.Event()
+
+    def holder() -> None:
+        with installed(**only("collectors", "training")):
+            patched = patched_now(targets)
+            held.set()
+            for _ in range(6):
+                if not corrected():
+                    failures.append("an open collectors block ran stock torchrl")
+            if patched_now(targets) != patched:
+                failures.append("patched attributes changed while a block was open")
 
     def worker(seed: int) -> None:
         rng = random.Random(seed)
-        for _ in range(30):
-            chosen = only(*rng.sample(["collectors", "recurrent"], k=rng.randint(1, 2)))
+        held.wait(30)
+        for _ in range(8):
+            chosen = only(*rng.sample(["collectors", "recurrent", "training", "buffers"], k=rng.randint(1, 3)))
             with installed(**chosen):
-                if chosen["collectors"] and not corrected():
-                    failures.append("collectors block saw an unpatched Collector")
-                if rng.random() < 0.3:
-                    install(**only("recurrent"))
+                if corrected() != chosen["collectors"]:
+                    failures.append(f"a block of {sorted(k for k, on in chosen.items() if on)} saw the wrong Collector")
+            if corrected():
+                failures.append("outside any block, torchrl's Collector was corrected")
 
-    run_threads(worker, 8)
+    threads = [threading.Thread(target=holder)] + [threading.Thread(target=worker, args=(seed,)) for seed in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     assert failures == []
+    assert left_patched(pristine) == []  # the last block to close restored everything
+    install()
     uninstall()
-    assert changed(pristine, snapshot()) == []
+    assert left_patched(pristine) == []
 
 
 def test_install_and_uninstall_racing_in_threads_end_unpatched(pristine: dict) -> None:
@@ -139,7 +187,7 @@ def test_install_and_uninstall_racing_in_threads_end_unpatched(pristine: dict) -
 
     run_threads(worker, 8)
     uninstall()
-    assert changed(pristine, snapshot()) == []
+    assert left_patched(pristine) == []
 
 
 def run_threads(target: Callable[[int], None], count: int) -> None:
@@ -176,17 +224,18 @@ def test_local_builds_of_a_supported_version_are_accepted(monkeypatch: pytest.Mo
         assert corrected()
 
 
-def test_a_component_that_fails_leaves_the_previous_state(pristine: dict, monkeypatch: pytest.MonkeyPatch) -> None:
-    install(**only("collectors"))
-    before = set(changed(pristine, snapshot()))
-
+def test_a_component_that_fails_patches_nothing(pristine: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken() -> list:
         raise ImportError("simulated broken component")
 
     monkeypatch.setattr(recurrent, "patches", broken)
     with pytest.raises(ImportError, match="simulated"):
-        install()
-    assert set(changed(pristine, snapshot())) == before and corrected()
+        install(**only("collectors"))
+    with pytest.raises(ImportError, match="simulated"), installed():
+        pass
+    assert changed(pristine, snapshot()) == [] and not corrected()
     monkeypatch.undo()
+    install(**only("collectors"))
+    assert corrected()
     uninstall()
-    assert changed(pristine, snapshot()) == []
+    assert left_patched(pristine) == []

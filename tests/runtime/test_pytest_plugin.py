@@ -59,18 +59,17 @@ def test_collect_with_a_locked_policy_on_cpu0():
 
 PER_TEST = """
 import pytest
-import torchrl.collectors
-
-def patched():
-    return "_get_policy_and_device" in vars(torchrl.collectors.Collector)
+from rlguard_runtime_helpers import collector_corrected as patched
 
 def test_before():
     assert not patched()
 
+@pytest.mark.filterwarnings("ignore::rlguard.runtime.RLGuardWarning")
 def test_fixture(rlguard_runtime):
     assert patched() and rlguard_runtime.Collector.__module__ == "rlguard.runtime.collector"
 
 @pytest.mark.rlguard
+@pytest.mark.filterwarnings("ignore::rlguard.runtime.RLGuardWarning")
 def test_marker():
     assert patched()
 
@@ -126,3 +125,63 @@ def test_an_unsupported_torchrl_stops_the_session_with_the_message_only(tmp_path
     assert result.returncode == 4  # pytest's usage error
     assert "--rlguard: rlguard: install(collectors=True) supports torchrl >=0.14,<0.15" in result.stderr
     assert "0.13.0" in result.stderr and "Traceback" not in result.stdout + result.stderr
+
+
+SETTINGS = """
+import pytest, torch
+from tensordict import TensorDict
+from torchrl.objectives import LossModule
+from rlguard.runtime import RLGuardError, RLGuardWarning
+from rlguard_runtime_helpers import collector_corrected
+
+class NanLoss(LossModule):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(()))
+
+    def forward(self, data):
+        return TensorDict({"loss": self.weight * float("nan")})
+
+def test_session_settings():
+    assert not collector_corrected()  # -collectors
+    with pytest.raises(RLGuardError, match="NanLoss returned NaN"):
+        NanLoss()(TensorDict())
+
+@pytest.mark.rlguard(training=False)
+def test_marker_switches_training_off():
+    NanLoss()(TensorDict())
+
+@pytest.mark.rlguard("-training.nonfinite")
+def test_marker_spec_switches_one_check_off():
+    NanLoss()(TensorDict())
+    assert not collector_corrected()  # the session's settings still hold
+
+@pytest.mark.rlguard(warn=True, collectors=True)
+def test_marker_warns_instead_and_switches_collectors_on():
+    with pytest.warns(RLGuardWarning, match="NanLoss returned NaN"):
+        NanLoss()(TensorDict())
+    with pytest.warns(RLGuardWarning, match="could not deep-copy|cannot be copied"):
+        assert collector_corrected()
+
+@pytest.mark.rlguard(collectors=True)
+def test_the_same_warning_again_in_another_test():
+    with pytest.warns(RLGuardWarning):
+        assert collector_corrected()
+"""
+
+
+def test_spec_ini_and_marker_choose_groups_checks_and_warn_mode(tmp_path: Path) -> None:
+    result = run_pytest(tmp_path, {"test_settings.py": SETTINGS}, "-rA", "--rlguard=-collectors")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 passed" in result.stdout
+    (tmp_path / "pytest.ini").write_text("[pytest]\nrlguard = -collectors\n")
+    result = run_pytest(tmp_path, {}, "-rA", "--rlguard")  # a bare --rlguard before a path takes no SPEC
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 passed" in result.stdout
+
+
+def test_a_bad_spec_stops_the_session_with_one_line(tmp_path: Path) -> None:
+    result = run_pytest(tmp_path, {"test_nothing.py": "def test_x(): pass\n"}, "--rlguard=-training.priority")
+    assert result.returncode == 4
+    assert "--rlguard: rlguard: '-training.priority' in '-training.priority' is not a setting" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr

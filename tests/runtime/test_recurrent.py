@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -204,3 +205,91 @@ def test_the_backport_drives_the_real_lstm_forward(backport: Mode, lstm: LSTMMod
     torch.testing.assert_close(recurrent_out, upstream_out)
     assert not torch.allclose(sequential[:, 1:], recurrent_out[:, 1:])
     torch.testing.assert_close(sequential[:, 0], recurrent_out[:, 0])
+
+
+@pytest.fixture(params=["install", "backport"])
+def shared(request: pytest.FixtureRequest) -> Iterator[tuple[Mode, Callable[[], bool | None]]]:
+    """(set_recurrent_mode, the raw mode of the caller's context) under install() or the backport."""
+    if request.param == "backport":
+        yield request.getfixturevalue("backport"), recurrent._BACKPORT_MODE.get
+    else:
+        rlguard.runtime.install(**only("recurrent"))  # process-wide: threads see it too
+        yield torchrl.modules.set_recurrent_mode, torchrl.modules.tensordict_module.rnn.recurrent_mode
+
+
+def test_a_shared_instance_restores_each_threads_own_mode(shared: tuple[Mode, Callable[[], Any]]) -> None:
+    """A module-level ``RECURRENT = set_recurrent_mode(True)`` entered by two threads, exited in
+    the order that a stack shared by the instance gets wrong: A enters, B enters, A exits."""
+    set_mode, mode = shared
+    recurrent_everywhere = set_mode(True)
+    a_in, a_out = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+    errors: list[BaseException] = []
+
+    def a() -> None:
+        with set_mode(False):
+            with recurrent_everywhere:
+                a_in.set()
+                time.sleep(0.05)  # B enters meanwhile
+            seen["a"] = mode()
+        a_out.set()
+
+    def b() -> None:
+        a_in.wait(5)
+        with set_mode(None):
+            with recurrent_everywhere:
+                a_out.wait(5)
+            seen["b"] = mode()
+
+    def run(target: Callable[[], None]) -> Callable[[], None]:
+        def guarded() -> None:
+            try:
+                target()
+            except BaseException as error:  # the backport's ValueError used to end the thread here
+                errors.append(error)
+
+        return guarded
+
+    threads = [threading.Thread(target=run(a)), threading.Thread(target=run(b))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and seen == {"a": False, "b": None}
+
+
+def test_a_shared_instance_restores_each_tasks_own_mode(shared: tuple[Mode, Callable[[], Any]]) -> None:
+    set_mode, mode = shared
+    recurrent_everywhere = set_mode(True)
+
+    async def a(a_in: asyncio.Event, b_in: asyncio.Event) -> Any:
+        with set_mode(False):
+            with recurrent_everywhere:
+                a_in.set()
+                await b_in.wait()
+            return mode()
+
+    async def b(a_in: asyncio.Event, b_in: asyncio.Event, a_out: asyncio.Future) -> Any:
+        await a_in.wait()
+        with set_mode(None):
+            with recurrent_everywhere:
+                b_in.set()
+                await a_out
+            return mode()
+
+    async def main() -> list[Any]:
+        a_in, b_in = asyncio.Event(), asyncio.Event()
+        task_a = asyncio.create_task(a(a_in, b_in))
+        task_b = asyncio.create_task(b(a_in, b_in, task_a))
+        return await asyncio.gather(task_a, task_b)
+
+    assert asyncio.run(main()) == [False, None]
+    assert mode() is None
+
+
+def test_an_async_generator_is_refused_with_what_to_do(corrected: Mode, lstm: LSTMModule) -> None:
+    with pytest.raises(TypeError, match=r"cannot decorate the async generator .*steps.*Use `with set_recurrent_mode"):
+
+        @corrected(True)
+        async def steps() -> AsyncIterator[bool]:
+            yield lstm.recurrent_mode

@@ -174,12 +174,10 @@ def test_stock_prioritized_buffer_fails_without_the_patches() -> None:
 
 
 @pytest.mark.skipif(EXTENSION_LOADS, reason="torchrl's extension loads here")
-def test_patches_wire_the_trees_in_and_warn_once() -> None:
-    with pytest.warns(RLGuardWarning) as caught:
+def test_patches_wire_the_trees_in_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RLGuardWarning)  # the fallback notice waits for a sampler
         first, second = patches(), patches()
-    assert len(caught) == 1
-    message = str(caught[0].message)
-    assert "pure-PyTorch segment trees" in message and probe().cause in message
     wired = {(patch.owner, patch.name): patch.value for patch in first}
     assert wired[(torchrl_prioritized, "SumSegmentTreeFp32")] is TORCHRL_TREE_CLASSES["SumSegmentTreeFp32"]
     # Once applied, the same patches are computed again (install() re-applies after restoring).
