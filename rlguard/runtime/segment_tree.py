@@ -110,7 +110,11 @@ class SegmentTree:
         values = torch.as_tensor(value, dtype=self._dtype, device=self._device)
         if values.requires_grad:
             values = values.detach()
-        if values.shape != idx.shape:
+        if values.shape != idx.shape and values.numel() == idx.numel() > 1:
+            # torchrl's trees take any shape of as many values (PrioritizedSliceSampler passes
+            # (n, 1) priorities for a flattened (n,) index).
+            values = values.reshape(idx.shape)
+        elif values.shape != idx.shape:
             try:
                 values = torch.broadcast_to(values, idx.shape)
             except RuntimeError:

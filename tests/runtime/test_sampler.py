@@ -30,6 +30,7 @@ from rlguard.runtime import RLGuardError, RLGuardWarning, installed
 from rlguard.runtime._patch import PatchSet
 from rlguard.runtime.extension import probe
 from rlguard.runtime.sampler import PrioritizedSampler, missing_tree_names, patches
+from rlguard.runtime.sampler import PrioritizedSliceSampler as RLGuardSliceSampler
 from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES
 
 StockSampler = torchrl_prioritized.PrioritizedSampler
@@ -286,6 +287,35 @@ def test_rlguard_sampler_needs_no_install() -> None:
     assert sampler._sum_tree[2] == pytest.approx((3.0 + 1e-8) ** 0.7)
 
 
+def test_stock_slice_sampler_fails_without_the_patches() -> None:
+    if EXTENSION_LOADS:
+        pytest.skip("torchrl's compiled trees load here")
+    with pytest.raises(RuntimeError, match="SumSegmentTreeFp32 is not available"):
+        PrioritizedSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
+
+
+def test_rlguard_slice_sampler_needs_no_install(tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)
+        sampler = RLGuardSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
+    assert isinstance(sampler, PrioritizedSliceSampler)
+    assert vars(StockSampler)["dumps"] is STOCK["dumps"]  # nothing of torchrl was patched
+    buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(40), sampler=sampler, batch_size=8)
+    buffer.extend(TensorDict(obs=torch.arange(40.0), episode=torch.arange(40) // 10, batch_size=[40]))
+    batch = buffer.sample()
+    assert batch["episode"].view(2, 4).unique(dim=1).shape == (2, 1)  # two slices, each in one episode
+    hot = batch["index"][0]
+    buffer.update_priority(batch["index"], torch.where(batch["index"] == hot, 1000.0, 1e-3))
+    later = torch.cat([buffer.sample()["episode"] for _ in range(20)])
+    assert (later == batch["episode"][0]).float().mean() > 0.5  # the prioritized episode dominates
+    sampler.dumps(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)
+        loaded = RLGuardSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
+    loaded.loads(tmp_path)
+    assert torch.equal(loaded._sum_tree.leaves(), sampler._sum_tree.leaves())
+
+
 # --- the round trip --------------------------------------------------------------------------
 
 
@@ -447,6 +477,7 @@ BAD_DUMPS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "unknown dtype": (lambda p: edit(p, _dtype="int8"), META, "_dtype"),
     "NaN leaf": (lambda p: poke(p, SUM, math.nan), SUM, "_sum_tree"),
     "trees disagree": (lambda p: poke(p, MIN, 0.123), MIN, "different dumps"),
+    "tree from another dump": (lambda p: other_dump_tree(p, SUM), SUM, "does not match sampler_metadata.json"),
 }
 
 
@@ -461,6 +492,13 @@ def poke(path: Path, name: str, value: float) -> None:
     leaves = np.fromfile(path / name, dtype=np.float64)
     leaves[1] = value
     leaves.tofile(path / name)
+
+
+def other_dump_tree(path: Path, name: str) -> None:
+    other = fresh()
+    other.update_priority(torch.arange(3), torch.tensor([1.0, 2.0, 3.0]))
+    other.dumps(path / "other")
+    (path / name).write_bytes((path / "other" / name).read_bytes())
 
 
 def make_float64(path: Path) -> None:

@@ -156,6 +156,12 @@ def test_mismatched_value_count_is_rejected() -> None:
         SumSegmentTreeFp32(4)[torch.tensor([0, 1])] = torch.tensor([1.0, 2.0, 3.0])
 
 
+def test_as_many_values_in_another_shape_are_flattened_as_torchrl_does() -> None:
+    tree = SumSegmentTreeFp32(8)
+    tree[torch.tensor([1, 5])] = torch.tensor([[2.0], [3.0]])  # PrioritizedSliceSampler's shape
+    assert tree.leaves().tolist() == [0.0, 2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0]
+
+
 def test_scan_skips_zero_leaves() -> None:
     # torchrl's tree returns leaf 0 for mass 0 even when that leaf has no probability.
     tree = SumSegmentTreeFp32(100)
