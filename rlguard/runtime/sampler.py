@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import torch
@@ -39,11 +39,12 @@ from torchrl.data.replay_buffers.samplers import prioritized_slice as _prioritiz
 from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError, warn_once
 from rlguard.runtime.extension import probe
-from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES
+from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES, WRITE_CHUNK
 
 __all__ = ["PrioritizedSampler", "PrioritizedSliceSampler", "check_loadable", "patches"]
 
 _Stock = _prioritized.PrioritizedSampler
+_stock_update_priority = vars(_Stock)["update_priority"]  # kept before install() replaces it
 _StockSlice: Any = _prioritized_slice.PrioritizedSliceSampler  # torchrl ships no types for it
 
 METADATA_FILE = "sampler_metadata.json"
@@ -74,8 +75,16 @@ class PrioritizedSampler(_Stock):
         self._min_tree = TORCHRL_TREE_CLASSES[f"MinSegmentTree{suffix}"](self._max_capacity, self._device)
         self._max_priority = None
 
-    # The four methods below touch only attributes every torchrl PrioritizedSampler has:
+    # The methods below touch only attributes every torchrl PrioritizedSampler has:
     # install() sets them on torchrl's class as they are.
+    def update_priority(self, index: Any, priority: Any, *, storage: Any = None) -> None:
+        """torchrl's, a chunk at a time for a large 1-D batch (a large ``extend`` marks every
+        new index this way): its element-wise ops on the whole batch would each wake the
+        intra-op threads, which costs milliseconds per op on a busy machine. Chunks are
+        written in order, so the last priority given to an index still wins."""
+        for part, part_priority in _chunks(index, priority):
+            _stock_update_priority(self, part, part_priority, storage=storage)
+
     def state_dict(self) -> dict[str, Any]:
         """Hyper-parameters, the max priority and both trees' leaves, as plain tensors.
 
@@ -119,6 +128,7 @@ class PrioritizedSampler(_Stock):
 
 
 _STATE_METHODS = ("state_dict", "load_state_dict", "dumps", "loads")
+_PATCHED_METHODS = ("update_priority", *_STATE_METHODS)
 
 
 class PrioritizedSliceSampler(_StockSlice):
@@ -127,6 +137,7 @@ class PrioritizedSliceSampler(_StockSlice):
     the same validated, crash-consistent state round trip. It needs no ``install()``."""
 
     _init = PrioritizedSampler._init
+    update_priority = PrioritizedSampler.update_priority
     state_dict = PrioritizedSampler.state_dict
     load_state_dict = PrioritizedSampler.load_state_dict
     dumps = PrioritizedSampler.dumps
@@ -143,8 +154,9 @@ def check_loadable(sampler: Any, path: str | os.PathLike[str]) -> None:
 
 
 def patches() -> list[Patch]:
-    """torchrl's PrioritizedSampler gets the safe round trip; missing compiled trees get ours."""
-    fixes = [Patch(_Stock, name, vars(PrioritizedSampler)[name]) for name in _STATE_METHODS]
+    """torchrl's PrioritizedSampler gets the safe round trip and chunked large updates;
+    missing compiled trees get ours."""
+    fixes = [Patch(_Stock, name, vars(PrioritizedSampler)[name]) for name in _PATCHED_METHODS]
     missing = missing_tree_names()
     if missing:
         _warn_fallback()
@@ -529,6 +541,19 @@ def fsync_directory(path: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def _chunks(index: Any, priority: Any) -> Iterator[tuple[Any, Any]]:
+    """``(index, priority)`` in chunks under torch's parallel grain, or whole where it is not
+    a large 1-D batch (a multi-dimensional index is mapped to the tree by torchrl as a whole)."""
+    count = index.shape[0] if isinstance(index, (torch.Tensor, np.ndarray)) and index.ndim == 1 else 0
+    priorities = priority if isinstance(priority, torch.Tensor) else torch.as_tensor(priority)
+    if count <= WRITE_CHUNK or priorities.numel() not in (1, count):
+        yield index, priority
+        return
+    flat = priorities.reshape(-1)
+    for start in range(0, count, WRITE_CHUNK):
+        yield index[start : start + WRITE_CHUNK], flat if flat.numel() == 1 else flat[start : start + WRITE_CHUNK]
 
 
 def _clone(value: Any) -> Any:
