@@ -22,6 +22,8 @@ _LAZY = {
     "Collector": "collector",
     "set_recurrent_mode": "recurrent",
     "PrioritizedSampler": "sampler",
+    "PrioritizedSliceSampler": "sampler",
+    "ReplayBuffer": "buffer",
     "TensorDictReplayBuffer": "buffer",
     "TrainingGuard": "guard",
 }
@@ -29,8 +31,10 @@ _LAZY = {
 __all__ = [
     "Collector",
     "PrioritizedSampler",
+    "PrioritizedSliceSampler",
     "RLGuardError",
     "RLGuardWarning",
+    "ReplayBuffer",
     "TensorDictReplayBuffer",
     "TrainingGuard",
     "install",
