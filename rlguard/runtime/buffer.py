@@ -9,6 +9,10 @@ pinned whatever its device; without an accelerator, construction warns once and 
 stay pageable. ``ReplayBuffer`` and ``TensorDictReplayBuffer`` (and so every buffer built on
 them) get the same correction.
 
+Priorities: ``update_tensordict_priority`` reduces one priority per transition with
+``max(dim=1)`` over a dimension of size 1, which wakes every intra-op thread (tens of
+milliseconds on a busy machine, most of a replay step); here such priorities are used as they are.
+
 Checkpoints: torchrl's ``dumps`` writes storage, sampler and writer one after the other into
 the target directory, and ``loads`` reads them back one after the other, so a crash in
 ``dumps`` or a corrupt file met by ``loads`` leaves a mixture (new storage under old
@@ -31,6 +35,7 @@ from collections.abc import Callable
 import torch
 from tensordict import is_tensor_collection
 from torchrl.data.replay_buffers.replay_buffers import ReplayBuffer as _StockPlain
+from torchrl.data.replay_buffers.replay_buffers import TensorDictPrioritizedReplayBuffer as _StockPrioritized
 from torchrl.data.replay_buffers.replay_buffers import TensorDictReplayBuffer as _Stock
 
 from rlguard.runtime._patch import Patch
@@ -98,6 +103,21 @@ def _corrected_sample(original: Callable[..., Any]) -> Callable[..., Any]:
         return pinned(result) if self._pin_memory else result
 
     return sample
+
+
+def _corrected_priority_vector(original: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    @functools.wraps(original)
+    def _get_priority_vector(self: _Stock, tensordict: Any) -> torch.Tensor:
+        """One priority per transition needs no reduction. torchrl reduces an (n, 1) view with
+        ``max(dim=1)``, which over a dimension of size 1 wakes every intra-op thread: 20-30 ms
+        on a busy two-core machine, against 7 us with one thread, most of a replay step."""
+        priority = tensordict.get(self.priority_key, None)
+        one_each = isinstance(priority, torch.Tensor) and priority.ndim and priority.numel() == priority.shape[0]
+        if one_each and self._storage.ndim == 1:
+            return priority.reshape(-1)
+        return original(self, tensordict)
+
+    return _get_priority_vector
 
 
 # --- checkpoints ---------------------------------------------------------------------------
@@ -205,6 +225,8 @@ _plain_init = _corrected_init(vars(_StockPlain)["__init__"])
 _plain_sample = _corrected_sample(vars(_StockPlain)["sample"])
 _dumps = _corrected_dumps(vars(_StockPlain)["dumps"])
 _loads = _corrected_loads(vars(_StockPlain)["loads"])
+_priority_vector = _corrected_priority_vector(vars(_Stock)["_get_priority_vector"])
+_prioritized_priority_vector = _corrected_priority_vector(vars(_StockPrioritized)["_get_priority_vector"])
 _init = _corrected_init(vars(_Stock)["__init__"])
 _sample = _corrected_sample(vars(_Stock)["sample"])
 
@@ -234,13 +256,15 @@ class TensorDictReplayBuffer(_Stock):
 
     __init__ = _init
     sample = _sample
+    _get_priority_vector = _priority_vector
     dumps = _dumps
     loads = _loads
 
 
 def patches() -> list[Patch]:
     """torchrl's ReplayBuffer and TensorDictReplayBuffer, and so every subclass that defers to
-    them, pin correctly and checkpoint safely. TensorDictReplayBuffer's own ``__init__`` defers
+    them, pin correctly and checkpoint safely; priority updates skip a reduction that stalls on
+    busy machines. TensorDictReplayBuffer's own ``__init__`` defers
     to ReplayBuffer's; its ``sample`` adds the info entries after ReplayBuffer's, so it is
     corrected too."""
     return [
@@ -249,4 +273,6 @@ def patches() -> list[Patch]:
         Patch(_StockPlain, "dumps", _dumps),
         Patch(_StockPlain, "loads", _loads),
         Patch(_Stock, "sample", _sample),
+        Patch(_Stock, "_get_priority_vector", _priority_vector),
+        Patch(_StockPrioritized, "_get_priority_vector", _prioritized_priority_vector),
     ]
