@@ -241,7 +241,9 @@ class SegmentTree:
         return index
 
     def _write(self, index: torch.Tensor, values: torch.Tensor) -> None:
-        if index.numel() > 1:
+        if index.numel() > 1 and self._device.type != "cpu":
+            # On a CPU a write this small (under the grain) runs on this thread, in index
+            # order, so the last of repeated indices wins without deduplicating (tested).
             index, values = _last_write_wins(index, values)
         self._levels[0].index_copy_(0, index, values)
         nodes = index

@@ -159,6 +159,17 @@ def test_mismatched_value_count_is_rejected() -> None:
         SumSegmentTreeFp32(4)[torch.tensor([0, 1])] = torch.tensor([1.0, 2.0, 3.0])
 
 
+@pytest.mark.parametrize("count", [2, 300, WRITE_CHUNK])
+def test_heavily_repeated_indices_keep_the_last_value_in_one_chunk(count: int) -> None:
+    # CPU writes are not deduplicated: the last-write-wins order comes from the write itself.
+    rng = np.random.default_rng(count)
+    index, values = rng.integers(0, 40, count), rng.uniform(0, 9, count)
+    tree, leaves = SumSegmentTreeFp64(40), np.zeros(40)
+    tree[torch.from_numpy(index)] = torch.from_numpy(values)
+    leaves[index] = values  # numpy keeps the last of repeated indices
+    assert np.array_equal(tree.leaves().numpy(), leaves)
+
+
 def test_as_many_values_in_another_shape_are_flattened_as_torchrl_does() -> None:
     tree = SumSegmentTreeFp32(8)
     tree[torch.tensor([1, 5])] = torch.tensor([[2.0], [3.0]])  # PrioritizedSliceSampler's shape
