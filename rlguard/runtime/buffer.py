@@ -137,11 +137,17 @@ def _finish_interrupted_dump(target: Path) -> None:
     shutil.rmtree(_sibling(target, "partial"), ignore_errors=True)
     new, old = _sibling(target, "new"), _sibling(target, "old")
     if new.exists():
-        if target.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(target, old)
-        os.rename(new, target)
-        fsync_directory(target.parent)
+        try:
+            if target.exists():
+                shutil.rmtree(old, ignore_errors=True)
+                os.rename(target, old)
+            os.rename(new, target)
+            fsync_directory(target.parent)
+        except OSError as error:
+            raise RLGuardError(
+                f"{target}: cannot swap in the complete dump at {new} ({error.strerror or error}). "
+                f"Rename {new.name} to {target.name} by hand, or dump again."
+            ) from None
     shutil.rmtree(old, ignore_errors=True)
 
 
