@@ -7,14 +7,20 @@
     twice works, and the trees come back bit for bit. (c) A bad state (corrupt, truncated,
     missing, another capacity or dtype) raises ``RLGuardError`` naming the file and the field,
     and leaves the sampler exactly as it was; states written by stock torchrl load.
+(d) A dump is crash-consistent: each file is written beside its target, fsynced and renamed
+    over it, the metadata last, and the metadata records the SHA-256 of both tree files. A
+    dump interrupted after replacing a tree file is refused by ``loads`` (the trees do not
+    match the metadata) instead of loading new trees under the old alpha and max priority.
 
 The on-disk layout stays torchrl's, so either side reads the other's files:
-``sampler_metadata.json`` and one raw float64 file per tree, one value per leaf.
+``sampler_metadata.json`` and one raw float64 file per tree, one value per leaf (torchrl
+ignores the extra ``_sha256`` field).
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import os
@@ -22,27 +28,31 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import torch
 from torchrl.data.replay_buffers import samplers as _samplers_package
 from torchrl.data.replay_buffers.samplers import prioritized as _prioritized
+from torchrl.data.replay_buffers.samplers import prioritized_slice as _prioritized_slice
 
 from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError
 from rlguard.runtime.extension import warn_fallback
-from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES
+from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES, WRITE_CHUNK
 
-__all__ = ["PrioritizedSampler", "patches"]
+__all__ = ["PrioritizedSampler", "PrioritizedSliceSampler", "check_loadable", "patches"]
 
 _Stock = _prioritized.PrioritizedSampler
+_stock_update_priority = vars(_Stock)["update_priority"]  # kept before install() replaces it
+_StockSlice: Any = _prioritized_slice.PrioritizedSliceSampler  # torchrl ships no types for it
 
 METADATA_FILE = "sampler_metadata.json"
 TREE_FILES = {"_sum_tree": "sumtree.memmap", "_min_tree": "mintree.memmap"}
 # torchrl's schema 1: _max_priority holds the raw priority (pytorch/rl#3925). Files without a
 # version may hold the alpha-transformed value, recomputed from the tree as torchrl does.
 SCHEMA_VERSION = 1
+DIGEST_FIELD = "_sha256"
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _RLG003 = "RLG003 tensor-in-json"
 
@@ -58,15 +68,23 @@ class PrioritizedSampler(_Stock):
         suffix = {torch.float32: "Fp32", torch.float64: "Fp64"}.get(self.dtype)
         prefix = "Cuda" if self._device is not None and self._device.type == "cuda" else ""
         if suffix is None or getattr(_prioritized, f"{prefix}SumSegmentTree{suffix}") is not None:
-            super()._init()  # the compiled trees load (or the dtype is unsupported: torchrl says so)
+            _Stock._init(self)  # the compiled trees load (or the dtype is unsupported: torchrl says so)
             return
         warn_fallback()
         self._sum_tree = TORCHRL_TREE_CLASSES[f"SumSegmentTree{suffix}"](self._max_capacity, self._device)
         self._min_tree = TORCHRL_TREE_CLASSES[f"MinSegmentTree{suffix}"](self._max_capacity, self._device)
         self._max_priority = None
 
-    # The four methods below touch only attributes every torchrl PrioritizedSampler has:
+    # The methods below touch only attributes every torchrl PrioritizedSampler has:
     # install() sets them on torchrl's class as they are.
+    def update_priority(self, index: Any, priority: Any, *, storage: Any = None) -> None:
+        """torchrl's, a chunk at a time for a large 1-D batch (a large ``extend`` marks every
+        new index this way): its element-wise ops on the whole batch would each wake the
+        intra-op threads, which costs milliseconds per op on a busy machine. Chunks are
+        written in order, so the last priority given to an index still wins."""
+        for part, part_priority in _chunks(index, priority):
+            _stock_update_priority(self, part, part_priority, storage=storage)
+
     def state_dict(self) -> dict[str, Any]:
         """Hyper-parameters, the max priority and both trees' leaves, as plain tensors.
 
@@ -94,10 +112,14 @@ class PrioritizedSampler(_Stock):
         path = Path(path).absolute()
         metadata = _metadata(self, path / METADATA_FILE)
         path.mkdir(parents=True, exist_ok=True)
+        digests = {}
         for field, name in TREE_FILES.items():
-            leaves = _tree_leaves(getattr(self, field), self._max_capacity)
-            _replace(path / name, leaves.to("cpu", torch.float64).numpy().tobytes())
-        # Metadata last: a crash before it leaves the previous, consistent dump readable.
+            data = _tree_leaves(getattr(self, field), self._max_capacity).to("cpu", torch.float64).numpy().tobytes()
+            digests[name] = hashlib.sha256(data).hexdigest()
+            _replace(path / name, data)
+        # Metadata last, naming the trees it belongs with: a crash before it leaves trees
+        # that loads() finds do not match the metadata, never a silent mixture.
+        metadata[DIGEST_FIELD] = digests
         _replace(path / METADATA_FILE, json.dumps(metadata, allow_nan=False).encode())
 
     def loads(self, path: str | os.PathLike[str]) -> None:
@@ -106,11 +128,35 @@ class PrioritizedSampler(_Stock):
 
 
 _STATE_METHODS = ("state_dict", "load_state_dict", "dumps", "loads")
+_PATCHED_METHODS = ("update_priority", *_STATE_METHODS)
+
+
+class PrioritizedSliceSampler(_StockSlice):
+    """torchrl's ``PrioritizedSliceSampler`` (same arguments and behaviour), corrected as
+    :class:`PrioritizedSampler` is: rlguard's trees where the compiled ones do not load, and
+    the same validated, crash-consistent state round trip. It needs no ``install()``."""
+
+    _init = PrioritizedSampler._init
+    update_priority = PrioritizedSampler.update_priority
+    state_dict = PrioritizedSampler.state_dict
+    load_state_dict = PrioritizedSampler.load_state_dict
+    dumps = PrioritizedSampler.dumps
+    loads = PrioritizedSampler.loads
+
+
+def check_loadable(sampler: Any, path: str | os.PathLike[str]) -> None:
+    """Raise ``RLGuardError`` if ``sampler.loads(path)`` would refuse; change nothing.
+
+    Samplers other than prioritized ones keep no state of their own on disk: nothing to check.
+    """
+    if isinstance(sampler, _Stock):
+        _State.from_files(sampler, Path(path).absolute())
 
 
 def patches() -> list[Patch]:
-    """torchrl's PrioritizedSampler gets the safe round trip; missing compiled trees get ours."""
-    fixes = [Patch(_Stock, name, vars(PrioritizedSampler)[name]) for name in _STATE_METHODS]
+    """torchrl's PrioritizedSampler gets the safe round trip and chunked large updates;
+    missing compiled trees get ours."""
+    fixes = [Patch(_Stock, name, vars(PrioritizedSampler)[name]) for name in _PATCHED_METHODS]
     fixes.append(Patch(_Stock, "_init", _noticing_fallback(_Stock._init)))
     missing = missing_tree_names()
     for module in (_prioritized, _samplers_package):
@@ -172,8 +218,12 @@ class _State:
         metadata_file = path / METADATA_FILE
         fields = _Fields(_read_metadata(metadata_file), str(metadata_file))
         fields.capacity(sampler._max_capacity)
+        digests = fields.digests(metadata_file)
         files = [(path / name, f"{path / name} (field '{field}')") for field, name in TREE_FILES.items()]
-        leaves = [_read_leaves(file, sampler._max_capacity, where) for file, where in files]
+        leaves = [
+            _read_leaves(file, sampler._max_capacity, where, digests.get(file.name), metadata_file)
+            for file, where in files
+        ]
         wheres = [where for _, where in files]
         return cls._build(sampler, fields, leaves, wheres, fields.written_dtype())
 
@@ -235,6 +285,16 @@ class _Fields:
                 f"is {int(found)}, but this sampler's capacity is {expected}",
                 f"Load it into a PrioritizedSampler(max_capacity={int(found)}, ...).",
             )
+
+    def digests(self, metadata_file: Path) -> dict[str, str]:
+        """The tree files' SHA-256 that rlguard's dumps() records; none in torchrl's files."""
+        digests = self.data.get(DIGEST_FIELD, {})
+        names = set(TREE_FILES.values())
+        if not isinstance(digests, dict) or not set(digests) <= names or not all(
+            isinstance(value, str) for value in digests.values()
+        ):
+            raise self.fail(DIGEST_FIELD, f"must map {sorted(names)} to hex digests, got {_short(digests)}")
+        return digests
 
     def written_dtype(self) -> str | None:
         dtype = self.data.get("_dtype")
@@ -311,7 +371,7 @@ def _read_metadata(file: Path) -> Any:
     return metadata
 
 
-def _read_leaves(file: Path, capacity: int, where: str) -> torch.Tensor:
+def _read_leaves(file: Path, capacity: int, where: str, digest: str | None, metadata_file: Path) -> torch.Tensor:
     try:
         raw = file.read_bytes()
     except FileNotFoundError:
@@ -324,6 +384,12 @@ def _read_leaves(file: Path, capacity: int, where: str) -> torch.Tensor:
         raise RLGuardError(
             f"{where}: holds {held}, but this sampler's capacity is {capacity} "
             f"({expected} bytes): the file is truncated or comes from another capacity."
+        )
+    if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
+        raise RLGuardError(
+            f"{where}: does not match {metadata_file.name} (its SHA-256 differs from the one "
+            "recorded there): a dumps() was interrupted, or the files come from different dumps. "
+            "Dump the sampler again."
         )
     return torch.from_numpy(np.frombuffer(raw, dtype=np.float64).copy())
 
@@ -448,10 +514,42 @@ def _tree_device(tree: Any) -> torch.device:
 
 
 def _replace(file: Path, data: bytes) -> None:
-    """Write ``file`` whole or not at all."""
+    """Write ``file`` whole or not at all, durably: on disk before it replaces the old one."""
     partial = file.with_name(file.name + ".partial")
-    partial.write_bytes(data)
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
     os.replace(partial, file)
+    fsync_directory(file.parent)
+
+
+def fsync_directory(path: Path) -> None:
+    """Make a rename inside ``path`` durable (POSIX; Windows cannot open directories)."""
+    if os.name != "posix":
+        return
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _chunks(index: Any, priority: Any) -> Iterator[tuple[Any, Any]]:
+    """``(index, priority)`` in chunks under torch's parallel grain, or whole where it is not
+    a large 1-D batch (a multi-dimensional index is mapped to the tree by torchrl as a whole)."""
+    count = index.shape[0] if isinstance(index, (torch.Tensor, np.ndarray)) and index.ndim == 1 else 0
+    priorities = priority if isinstance(priority, torch.Tensor) else torch.as_tensor(priority)
+    if count <= WRITE_CHUNK or priorities.numel() not in (1, count):
+        yield index, priority
+        return
+    flat = priorities.reshape(-1)
+    for start in range(0, count, WRITE_CHUNK):
+        yield index[start : start + WRITE_CHUNK], flat if flat.numel() == 1 else flat[start : start + WRITE_CHUNK]
 
 
 def _clone(value: Any) -> Any:

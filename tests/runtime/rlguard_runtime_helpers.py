@@ -6,6 +6,7 @@ import sys
 import threading
 from typing import Any
 
+import numpy as np
 import torch
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -89,3 +90,25 @@ def left_patched(before: dict[tuple[int, str], Any]) -> list[str]:
     targets = changed(patched, snapshot())
     missing = object()
     return [name for key in targets if before.get(key, missing) is not now.get(key, missing) for name in key[1:]]
+
+
+_VIEWS = {"aten::slice", "aten::view", "aten::reshape", "aten::_reshape_alias", "aten::as_strided", "aten::select"}
+
+
+def largest_op(action: Any, *trees: Any) -> int:
+    """The most elements an aten op worked on while ``action`` ran: its largest input, not
+    counting views (they copy nothing) nor the levels of ``trees``, which ops write into at
+    given indices or reduce a slice of. Past torch's parallel grain an op wakes the intra-op
+    threads, so this says whether a call can collapse on a busy machine, without timing it."""
+    exempt = {level.numel() for tree in trees for level in tree._levels}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
+        action()
+    sizes = [
+        int(np.prod(shape))
+        for event in profile.events()
+        if event.name not in _VIEWS
+        for shape in event.input_shapes
+        if isinstance(shape, list) and shape and int(np.prod(shape)) not in exempt
+    ]
+    return max(sizes)
+

@@ -1,4 +1,5 @@
-"""TensorDictReplayBuffer with pin_memory=True: pinned samples where possible, no crash where not."""
+"""ReplayBuffer and TensorDictReplayBuffer with pin_memory=True: pinned samples where possible,
+no crash where not."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ import pytest
 import torch
 from rlguard_runtime_helpers import only
 from tensordict import TensorDict, TensorDictBase
-from torchrl.data import LazyTensorStorage, ListStorage, TensorDictPrioritizedReplayBuffer
+from torchrl.data import LazyTensorStorage, ListStorage, PrioritizedReplayBuffer, TensorDictPrioritizedReplayBuffer
+from torchrl.data import ReplayBuffer as StockPlainBuffer
 from torchrl.data import TensorDictReplayBuffer as StockBuffer
 from torchrl.envs.transforms import Transform
 
 from rlguard.runtime import RLGuardWarning, installed
 from rlguard.runtime import buffer as rlguard_buffer
 from rlguard.runtime._patch import PatchSet
-from rlguard.runtime.buffer import TensorDictReplayBuffer, patches, pinning_error
+from rlguard.runtime.buffer import ReplayBuffer, TensorDictReplayBuffer, patches, pinning_error
 from rlguard.runtime.sampler import patches as sampler_patches
 
 NO_PINNING = pinning_error() is not None
@@ -81,6 +83,26 @@ def test_without_accelerator_warns_once_and_samples_unpinned() -> None:
 
 
 @cpu_only
+def test_stock_plain_buffer_raises_on_every_sample() -> None:
+    buffer = StockPlainBuffer(storage=LazyTensorStorage(8), pin_memory=True)
+    buffer.extend(torch.arange(6.0))
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="accelerator"):
+            buffer.sample(3)
+
+
+@cpu_only
+def test_plain_buffer_without_accelerator_warns_once_and_samples_unpinned() -> None:
+    with pytest.warns(RLGuardWarning, match=r"ReplayBuffer\(pin_memory=True\) cannot pin here") as caught:
+        buffer = ReplayBuffer(storage=LazyTensorStorage(8), pin_memory=True)
+        ReplayBuffer(storage=ListStorage(8), pin_memory=True)
+    assert len(caught) == 1
+    buffer.extend(torch.arange(6.0))
+    sample, info = buffer.sample(4, return_info=True)
+    assert sample.shape == (4,) and not sample.is_pinned()
+
+
+@cpu_only
 def test_pin_memory_false_stays_silent() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", RLGuardWarning)
@@ -108,13 +130,47 @@ def test_installed_buffers_sample_without_error() -> None:
 
 
 def test_patches_restore_the_identical_originals() -> None:
-    originals = (vars(StockBuffer)["__init__"], vars(StockBuffer)["sample"])
+    names = ("__init__", "sample", "dumps", "loads")
+    originals = [vars(StockPlainBuffer)[name] for name in names] + [vars(StockBuffer)["sample"]]
     applied = PatchSet()
     for patch in patches():
         applied.apply(patch)
     assert vars(StockBuffer)["sample"] is vars(TensorDictReplayBuffer)["sample"]
+    assert all(vars(StockPlainBuffer)[name] is vars(ReplayBuffer)[name] for name in names)
     applied.restore_all()
-    assert (vars(StockBuffer)["__init__"], vars(StockBuffer)["sample"]) == originals
+    assert [vars(StockPlainBuffer)[name] for name in names] + [vars(StockBuffer)["sample"]] == originals
+
+
+# --- priority updates ---------------------------------------------------------------------
+
+
+def reductions_over_rows(action: Any) -> list[list[int]]:
+    """Shapes given to aten::max with a second dimension: torchrl's max(dim=1) per transition."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
+        action()
+    return [e.input_shapes[0] for e in profile.events() if e.name == "aten::max" and len(e.input_shapes[0]) == 2]
+
+
+@pytest.mark.parametrize("sync", [True, False])
+def test_one_priority_per_transition_is_not_reduced(patched: None, sync: bool) -> None:
+    # max(dim=1) over a dimension of size 1 wakes every intra-op thread: 20-30 ms on a busy
+    # two-core machine against 7 us on one thread, most of a prioritized replay step.
+    def buffer() -> TensorDictPrioritizedReplayBuffer:
+        made = TensorDictPrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(8), sync=sync)
+        made.extend(data())
+        return made
+
+    corrected, batch = buffer(), data()[:4].set("index", torch.tensor([0, 2, 3, 5]))
+    batch.set("td_error", torch.tensor([0.5, 4.0, 1.0, 2.0]))
+    assert reductions_over_rows(lambda: corrected.update_tensordict_priority(batch)) == []
+    raw = corrected.prioritized_sampler._sum_tree[torch.tensor([0, 2, 3, 5])]
+    assert torch.allclose(torch.as_tensor(raw), (batch["td_error"] + 1e-8) ** 0.7)
+
+
+def test_several_priorities_per_transition_are_still_reduced(patched: None) -> None:
+    buffer = TensorDictPrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(8))
+    batch = data()[:2].set("td_error", torch.tensor([[0.5, 4.0], [3.0, 1.0]]))
+    assert buffer._get_priority_vector(batch).tolist() == [4.0, 3.0]
 
 
 # --- pinned output -------------------------------------------------------------------------
@@ -156,6 +212,26 @@ def test_every_sampled_entry_goes_through_pinning(patched: None, simulated_pinni
     for tensor in tensors_in(sample, info):
         assert any(tensor is copy for copy in simulated_pinning)
         assert NO_PINNING or tensor.is_pinned()
+
+
+@pytest.mark.parametrize("storage", [LazyTensorStorage, ListStorage], ids=["device cpu", "device None"])
+def test_plain_buffer_pins_its_sample_and_info(simulated_pinning: list, storage: type) -> None:
+    buffer = ReplayBuffer(storage=storage(8), pin_memory=True)
+    buffer.extend(torch.arange(6.0))
+    sample, info = buffer.sample(4, return_info=True)
+    assert any(sample is copy for copy in simulated_pinning)
+    # torchrl pins only the data, and only where the storage's device is "cpu".
+    for value in info.values():
+        assert not isinstance(value, torch.Tensor) or any(value is copy for copy in simulated_pinning)
+
+
+def test_patched_prioritized_plain_buffer_pins_its_weights(patched: None, simulated_pinning: list) -> None:
+    buffer = PrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=ListStorage(8), pin_memory=True)
+    buffer.extend(torch.arange(6.0))
+    sample, info = buffer.sample(4, return_info=True)
+    assert isinstance(info["priority_weight"], torch.Tensor)
+    for tensor in (sample, info["priority_weight"]):
+        assert any(tensor is copy for copy in simulated_pinning)
 
 
 def assert_all_pinned(sample: TensorDictBase, info: dict[str, Any] | None = None) -> None:

@@ -104,10 +104,11 @@ def test_plain():
 
 def test_pytest_option_fixture_and_marker_end_in_one_line(bare_site: Path, tmp_path: Path) -> None:
     (tmp_path / "test_users.py").write_text(textwrap.dedent(PLUGIN_USERS))
-    session = run(bare_site, "-m", "pytest", "-p", "no:cacheprovider", "--rlguard", ".", cwd=tmp_path)
+    quiet = ("-p", "no:cacheprovider", "-p", "no:asyncio")  # pytest-asyncio (from pytest-lsp) warns on stderr
+    session = run(bare_site, "-m", "pytest", *quiet, "--rlguard", ".", cwd=tmp_path)
     assert session.returncode == 4  # pytest's usage error
     assert session.stderr.strip().splitlines() == [f"ERROR: --rlguard: {LINE}"]
-    per_test = run(bare_site, "-m", "pytest", "-p", "no:cacheprovider", "-rA", ".", cwd=tmp_path)
+    per_test = run(bare_site, "-m", "pytest", *quiet, "-rA", ".", cwd=tmp_path)
     output = per_test.stdout + per_test.stderr
     assert per_test.returncode == 1 and "1 passed, 2 errors" in output, output
     assert "Traceback" not in output and "INTERNALERROR" not in output and "During handling" not in output

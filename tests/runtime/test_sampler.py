@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 import torchrl
-from rlguard_runtime_helpers import only
+from rlguard_runtime_helpers import largest_op, only
 from tensordict import TensorDict
 from torchrl.data import (
     LazyTensorStorage,
@@ -30,7 +30,8 @@ from rlguard.runtime import RLGuardError, RLGuardWarning, installed
 from rlguard.runtime._patch import PatchSet
 from rlguard.runtime.extension import probe
 from rlguard.runtime.sampler import PrioritizedSampler, missing_tree_names, patches
-from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES
+from rlguard.runtime.sampler import PrioritizedSliceSampler as RLGuardSliceSampler
+from rlguard.runtime.segment_tree import GRAIN, TORCHRL_TREE_CLASSES, WRITE_CHUNK
 
 StockSampler = torchrl_prioritized.PrioritizedSampler
 # torchrl's own methods, kept before any patch, to write states exactly as torchrl does.
@@ -284,6 +285,59 @@ def test_rlguard_sampler_needs_no_install() -> None:
     assert sampler._sum_tree[2] == pytest.approx((3.0 + 1e-8) ** 0.7)
 
 
+def test_stock_slice_sampler_fails_without_the_patches() -> None:
+    if EXTENSION_LOADS:
+        pytest.skip("torchrl's compiled trees load here")
+    with pytest.raises(RuntimeError, match="SumSegmentTreeFp32 is not available"):
+        PrioritizedSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
+
+
+def test_rlguard_slice_sampler_needs_no_install(tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)
+        sampler = RLGuardSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
+    assert isinstance(sampler, PrioritizedSliceSampler)
+    assert vars(StockSampler)["dumps"] is STOCK["dumps"]  # nothing of torchrl was patched
+    buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(40), sampler=sampler, batch_size=8)
+    buffer.extend(TensorDict(obs=torch.arange(40.0), episode=torch.arange(40) // 10, batch_size=[40]))
+    batch = buffer.sample()
+    assert batch["episode"].view(2, 4).unique(dim=1).shape == (2, 1)  # two slices, each in one episode
+    hot = batch["index"][0]
+    buffer.update_priority(batch["index"], torch.where(batch["index"] == hot, 1000.0, 1e-3))
+    later = torch.cat([buffer.sample()["episode"] for _ in range(20)])
+    assert (later == batch["episode"][0]).float().mean() > 0.5  # the prioritized episode dominates
+    sampler.dumps(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)
+        loaded = RLGuardSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
+    loaded.loads(tmp_path)
+    assert torch.equal(loaded._sum_tree.leaves(), sampler._sum_tree.leaves())
+
+
+def test_a_large_update_stays_under_the_parallel_grain_with_torchrl_semantics() -> None:
+    # 100k priorities took 0.3-0.65 s on two busy intra-op threads against 16 ms on one:
+    # torchrl's element-wise ops on the whole batch each woke the threads.
+    capacity, count = 200_000, 3 * WRITE_CHUNK + 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RLGuardWarning)
+        chunked, whole = (PrioritizedSampler(capacity, alpha=0.7, beta=0.5) for _ in range(2))
+    generator = torch.Generator().manual_seed(8)
+    index = torch.randint(0, capacity, (count,), generator=generator)
+    index[-1] = index[0]  # given again in a later chunk: the later priority wins
+    priority = torch.rand(count, generator=generator) * 5
+    assert largest_op(lambda: chunked.update_priority(index, priority), chunked._sum_tree, chunked._min_tree) <= GRAIN
+    _, last = np.unique(index.numpy()[::-1], return_index=True)
+    keep = torch.from_numpy(count - 1 - last)  # each index once, with its last priority
+    StockSampler.update_priority(whole, index[keep], priority[keep])  # torchrl's own, unchunked
+    # pow's vectorised and scalar paths may round one ulp apart, and deduplicating moved elements.
+    for tree in ("_sum_tree", "_min_tree"):
+        mine, theirs = getattr(chunked, tree).leaves(), getattr(whole, tree).leaves()
+        assert torch.equal(mine == 0, theirs == 0) and torch.allclose(mine, theirs, rtol=1e-6, atol=0)
+    assert torch.equal(chunked._max_priority[0], whole._max_priority[0])
+    chunked.update_priority(index[:5], 2.0)  # a scalar and a small batch go to torchrl whole
+    assert chunked._sum_tree[int(index[0])] == pytest.approx((2.0 + 1e-8) ** 0.7)
+
+
 # --- the round trip --------------------------------------------------------------------------
 
 
@@ -445,6 +499,7 @@ BAD_DUMPS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "unknown dtype": (lambda p: edit(p, _dtype="int8"), META, "_dtype"),
     "NaN leaf": (lambda p: poke(p, SUM, math.nan), SUM, "_sum_tree"),
     "trees disagree": (lambda p: poke(p, MIN, 0.123), MIN, "different dumps"),
+    "tree from another dump": (lambda p: other_dump_tree(p, SUM), SUM, "does not match sampler_metadata.json"),
 }
 
 
@@ -459,6 +514,13 @@ def poke(path: Path, name: str, value: float) -> None:
     leaves = np.fromfile(path / name, dtype=np.float64)
     leaves[1] = value
     leaves.tofile(path / name)
+
+
+def other_dump_tree(path: Path, name: str) -> None:
+    other = fresh()
+    other.update_priority(torch.arange(3), torch.tensor([1.0, 2.0, 3.0]))
+    other.dumps(path / "other")
+    (path / name).write_bytes((path / "other" / name).read_bytes())
 
 
 def make_float64(path: Path) -> None:
