@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.helpers import OLD_IMPORT
@@ -116,3 +118,17 @@ def test_a_used_suppression_is_never_reported(tree):
     tree.write("a.py", OLD_IMPORT.rstrip() + "  # noqa: RLG006\n")
     assert unused_lines(tree, "--select", "RLG006") == []
     assert unused_lines(tree, "--ignore", "RLG006") == []
+
+
+def test_files_named_on_the_command_line_follow_the_config_except_exclude(tree):
+    """What docs/integrations.md promises for pre-commit, which names each changed file."""
+    tree.write("pyproject.toml", '[tool.rlguard]\nexclude = ["gen/*"]\nper-file-ignores = { "tests/*" = ["RLG006"] }\n'
+                                 'ignore = ["RLG002"]\n')
+    for path in ("gen/a.py", "tests/b.py", "src/c.py"):
+        tree.write(path, OLD_IMPORT)
+    tree.write("src/d.py", "from torchrl.modules import LSTMModule\n\nlstm = LSTMModule(3, 8, in_key='x', out_key='y')\n"
+                           "lstm.set_recurrent_mode(True)\n")
+    result = tree.run("check", "--no-cache", "--format", "json", "src/c.py", "gen/a.py", "tests/b.py", "src/d.py")
+    flagged = sorted((f["path"], f["code"]) for f in json.loads(result.stdout))
+    # named files are checked even when excluded; per-file-ignores and ignore hold
+    assert flagged == [("gen/a.py", "RLG006"), ("src/c.py", "RLG006")], result.stdout + result.stderr
