@@ -76,10 +76,13 @@ def version_items(versions: dict[str, str | None]) -> list[Item]:
             if ";" in requirement:  # extras and markers: optional dependencies
                 continue
             match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(.*)", requirement)
-            needed, spec = match.group(1).lower(), match.group(2).strip()
-            if needed not in PACKAGES or not spec or versions[needed] is None:
+            if match is None:  # not a requirement we can read: nothing to check
                 continue
-            ok = satisfies(parse_version(versions[needed]), spec)
+            needed, spec = match.group(1).lower(), match.group(2).strip()
+            installed = versions.get(needed)
+            if needed not in PACKAGES or not spec or installed is None:
+                continue
+            ok = satisfies(parse_version(installed), spec)
             items.append(Item(f"{package} needs {needed}{spec}", "ok" if ok else "fail",
                               f"{needed} {versions[needed]} is installed",
                               "" if ok else f"pip install '{needed}{spec}' (or the {package} release made for {needed} {versions[needed]})"))
@@ -192,7 +195,7 @@ class _Parallel:
         self._processes = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
 
     def __enter__(self) -> list[tuple[dict | None, str]]:
-        results = []
+        results: list[tuple[dict | None, str]] = []
         for process in self._processes:
             try:
                 out, err = process.communicate(timeout=PROBE_SECONDS)
