@@ -128,7 +128,7 @@ def one_file(repeats: int) -> dict:
                 for name, r in runs.items()}
         rows.update(_hooks(root, repeats))
     base = rows["python"]["cpu_seconds"]
-    print(f"{'one file':36}{'CPU s':>8}{'ratio':>8}{'target':>9}{'wall s':>9}")
+    print(f"{'one file':44}{'CPU s':>8}{'ratio':>8}{'target':>9}{'wall s':>9}")
     for name, row in rows.items():
         row["ratio"] = round(row["cpu_seconds"] / base, 2)
         target = ONE_FILE_TARGETS.get(name)
@@ -136,7 +136,7 @@ def one_file(repeats: int) -> dict:
         label = {"python": "python -c pass", "unchanged": "rlguard check, unchanged file, warm",
                  "cleared": "rlguard check, changed, pre-filter clears", "pattern": "rlguard check, changed, TorchRL pattern",
                  "hook rlguard": "pre-commit run rlguard --files F", "hook ruff": "pre-commit run ruff --files F"}[name]
-        print(f"{label:36}{row['cpu_seconds']:8.3f}{row['ratio']:8.2f}{(f'<= {target}' if target else ''):>9}"
+        print(f"{label:44}{row['cpu_seconds']:8.3f}{row['ratio']:8.2f}{(f'<= {target}' if target else ''):>9}"
               f"{row['wall_seconds']:9.3f}")
     return rows
 
