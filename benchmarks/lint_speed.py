@@ -6,6 +6,13 @@ Figures are ratios measured in the same run: the machines are noisy. Never a tim
     python benchmarks/lint_speed.py                       # torchrl + tensordict + sota-implementations
     python benchmarks/lint_speed.py --corpus sota         # user-style training scripts only
     python benchmarks/lint_speed.py --scale 1,4,16 --skip-peers   # growth with tree size
+    python benchmarks/lint_speed.py --one-file-only               # the pre-commit case alone
+
+The one-file table is what a pre-commit hook feels: `rlguard check` of one file, as CPU time
+(user + system, the child's own rusage: steadier than wall time on a shared machine) and as a
+ratio to `python -c pass` timed in the same run. The project pins torchrl in its pyproject.toml,
+as most do (otherwise the target version comes from the installed torchrl's metadata). The
+children run with bytecode caching on, as an installed package does.
 """
 
 from __future__ import annotations
@@ -13,6 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +39,15 @@ for path in open(sys.argv[1]).read().splitlines():
         pass
 """
 TARGETS = {"a": 1.0, "b": 1.3, "c": 0.75, "d": 0.08, "e": 0.12}
+ONE_FILE_TARGETS = {"unchanged": 2.5, "cleared": 3.0, "pattern": 8.0}  # ratios to `python -c pass`
+CLEARED = "import os\n\n\ndef main():\n    return os.getcwd()\n"  # no rule's tokens: the pre-filter clears it
+PATTERN = "from torchrl.collectors import SyncDataCollector\n\ncollector = SyncDataCollector(None, None)\n"
+HOOKS = """repos:
+  - repo: local
+    hooks:
+      - {{id: rlguard, name: rlguard, entry: {python} -m rlguard check, language: system, types: [python], require_serial: true}}
+      - {{id: ruff, name: ruff, entry: {ruff} check --no-cache --isolated, language: system, types: [python]}}
+"""
 
 
 def measure(root: str, repeats: int, peer_repeats: int, skip_peers: bool) -> dict:
@@ -59,6 +78,94 @@ def measure(root: str, repeats: int, peer_repeats: int, skip_peers: bool) -> dic
     return rows
 
 
+def _child_env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def cpu_time(command: list[str], cwd: str, before=None) -> tuple[float, float]:
+    """(CPU seconds of the child and its children, wall seconds) for one run."""
+    if before is not None:
+        before()
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=_child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = 0  # reaped above
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def _appender(path: str):
+    def change() -> None:
+        with open(path, "a") as out:
+            out.write(f"# changed {time.time()}\n")
+    return change
+
+
+def one_file(repeats: int) -> dict:
+    """The pre-commit case: one file, against `python -c pass` and against ruff's hook, in one run."""
+    with tempfile.TemporaryDirectory() as root:
+        with open(os.path.join(root, "pyproject.toml"), "w") as out:
+            out.write('[project]\nname = "bench"\nversion = "0"\ndependencies = ["torchrl==0.14.1"]\n')
+        for name, text in (("unchanged.py", PATTERN), ("cleared.py", CLEARED), ("pattern.py", PATTERN)):
+            with open(os.path.join(root, name), "w") as out:
+                out.write(text)
+        check = [sys.executable, "-m", "rlguard", "check", "--exit-zero"]
+        cases = {
+            "python": ([sys.executable, "-c", "pass"], None),
+            "unchanged": ([*check, "unchanged.py"], None),
+            "cleared": ([*check, "cleared.py"], _appender(os.path.join(root, "cleared.py"))),
+            "pattern": ([*check, "pattern.py"], _appender(os.path.join(root, "pattern.py"))),
+        }
+        for command, _ in cases.values():  # warm up: bytecode written, cache filled
+            cpu_time(command, root)
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+        for _ in range(repeats):  # interleaved, so a busy moment of the machine hits every case alike
+            for name, (command, before) in cases.items():
+                runs[name].append(cpu_time(command, root, before))
+        rows = {name: {"cpu_seconds": statistics.median(c for c, _ in r), "wall_seconds": statistics.median(w for _, w in r)}
+                for name, r in runs.items()}
+        rows.update(_hooks(root, repeats))
+    base = rows["python"]["cpu_seconds"]
+    print(f"{'one file':44}{'CPU s':>8}{'ratio':>8}{'target':>9}{'wall s':>9}")
+    for name, row in rows.items():
+        row["ratio"] = round(row["cpu_seconds"] / base, 2)
+        target = ONE_FILE_TARGETS.get(name)
+        row["target"] = target
+        label = {"python": "python -c pass", "unchanged": "rlguard check, unchanged file, warm",
+                 "cleared": "rlguard check, changed, pre-filter clears", "pattern": "rlguard check, changed, TorchRL pattern",
+                 "hook rlguard": "pre-commit run rlguard --files F", "hook ruff": "pre-commit run ruff --files F"}[name]
+        print(f"{label:44}{row['cpu_seconds']:8.3f}{row['ratio']:8.2f}{(f'<= {target}' if target else ''):>9}"
+              f"{row['wall_seconds']:9.3f}")
+    return rows
+
+
+def _hooks(root: str, repeats: int) -> dict:
+    """`pre-commit run HOOK --files F` for rlguard's hook and ruff's, on the same file (wall and CPU time)."""
+    ruff = shutil.which("ruff", path=os.path.dirname(sys.executable)) or shutil.which("ruff")
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        ruff = None
+    if ruff is None:
+        print("(pre-commit or ruff not installed: no hook figures)")
+        return {}
+    env = _child_env()
+    for command in (["git", "init", "-q"], ["git", "add", "-A"]):
+        subprocess.run(command, cwd=root, env=env, check=True)
+    with open(os.path.join(root, ".pre-commit-config.yaml"), "w") as out:
+        out.write(HOOKS.format(python=sys.executable, ruff=ruff))
+    rows = {}
+    for hook in ("rlguard", "ruff"):
+        command = [sys.executable, "-m", "pre_commit", "run", hook, "--files", "pattern.py"]
+        cpu_time(command, root)
+        runs = [cpu_time(command, root) for _ in range(repeats)]
+        rows[f"hook {hook}"] = {"cpu_seconds": statistics.median(c for c, _ in runs),
+                                "wall_seconds": statistics.median(w for _, w in runs)}
+    return rows
+
+
 def report(rows: dict, files: int, lines: int) -> dict:
     base = rows["a"][1]["seconds"]
     table = {}
@@ -85,9 +192,11 @@ def main() -> None:
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--scale", default="1", help="comma-separated copy factors, e.g. 1,4,16")
     parser.add_argument("--json", default=os.path.join("benchmarks", "results", "lint_speed.json"))
+    parser.add_argument("--one-file-repeats", type=int, default=15)
+    parser.add_argument("--one-file-only", action="store_true", help="only the one-file (pre-commit) table")
     args = parser.parse_args()
-    results = {}
-    for factor in (int(f) for f in args.scale.split(",")):
+    results: dict = {"one_file": one_file(args.one_file_repeats)}
+    for factor in (int(f) for f in ([] if args.one_file_only else args.scale.split(","))):
         with tempfile.TemporaryDirectory() as root:
             files, lines = build_corpus(os.path.join(root, "tree"), args.corpus.split(","), copies=factor)
             print(f"\n== scale {factor}x ==")

@@ -9,7 +9,9 @@ tensordict's compiled parts, the accelerator and pinned memory, the target torch
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -74,14 +76,24 @@ def version_items(versions: dict[str, str | None]) -> list[Item]:
             if ";" in requirement:  # extras and markers: optional dependencies
                 continue
             match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(.*)", requirement)
-            needed, spec = match.group(1).lower(), match.group(2).strip()
-            if needed not in PACKAGES or not spec or versions[needed] is None:
+            if match is None:  # not a requirement we can read: nothing to check
                 continue
-            ok = satisfies(parse_version(versions[needed]), spec)
+            needed, spec = match.group(1).lower(), match.group(2).strip()
+            installed = versions.get(needed)
+            if needed not in PACKAGES or not spec or installed is None:
+                continue
+            ok = satisfies(parse_version(installed), spec)
             items.append(Item(f"{package} needs {needed}{spec}", "ok" if ok else "fail",
                               f"{needed} {versions[needed]} is installed",
                               "" if ok else f"pip install '{needed}{spec}' (or the {package} release made for {needed} {versions[needed]})"))
     return items
+
+
+# What rlguard's runtime covers when torchrl's extension does not load: torchrl uses the extension
+# only for the segment trees of prioritized replay, and install() gives those a pure-PyTorch stand-in.
+COVERED = ("your code runs if it calls rlguard.runtime.install() first: prioritized replay, the only torchrl "
+           "feature that needs the extension, then uses rlguard's pure-PyTorch segment trees; without it, "
+           "PrioritizedSampler raises")
 
 
 def extension_item(status: dict | None, problem: str) -> Item:
@@ -92,8 +104,25 @@ def extension_item(status: dict | None, problem: str) -> Item:
         return Item(name, "ok", f"{status['path']} loads")
     if status["path"] is None and status.get("torchrl_version") is None:
         return Item(name, "warn", "torchrl is not installed")
-    evidence = f"{status['error']} ({status['cause']})" if status.get("cause") else str(status["error"])
-    return Item(name, "fail", evidence, f"{status['fix']}; or {status['fallback']}".strip("; "))
+    symbol = status.get("missing_symbol")
+    cause = status.get("cause") or str(status["error"])
+    if symbol:  # a mangled C++ name runs to hundreds of characters: say it once, short
+        cause = cause.replace(symbol, short_symbol(symbol))
+    evidence = f"does not load: {cause}" + (f" ({os.path.basename(status['path'])})" if symbol else "")
+    if not status.get("fallback"):  # torch itself is broken: nothing in rlguard helps
+        return Item(name, "fail", evidence, status["fix"])
+    return Item(name, "warn", evidence, f"{COVERED}. To load the extension itself: {status['fix']}")
+
+
+def short_symbol(symbol: str, limit: int = 60) -> str:
+    """A C++ symbol as a person reads it: demangled where c++filt exists, without its parameter list."""
+    readable = symbol
+    if shutil.which("c++filt"):
+        done = subprocess.run(["c++filt", symbol], capture_output=True, text=True)
+        readable = done.stdout.strip() or symbol
+    if readable != symbol and "(" in readable:
+        readable = readable[: readable.index("(")] + "(...)"
+    return readable if len(readable) <= limit else readable[: limit - 3] + "..."
 
 
 def accelerator_items(probe: dict | None, problem: str) -> list[Item]:
@@ -166,7 +195,7 @@ class _Parallel:
         self._processes = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
 
     def __enter__(self) -> list[tuple[dict | None, str]]:
-        results = []
+        results: list[tuple[dict | None, str]] = []
         for process in self._processes:
             try:
                 out, err = process.communicate(timeout=PROBE_SECONDS)

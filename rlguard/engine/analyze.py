@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Iterator, Mapping, Sequence
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.context import FileContext
 from rlguard.engine.findings import Finding, FixSummary, PendingFinding, Span

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 
 from rlguard import __version__
 from rlguard.engine.analyze import FileResult
@@ -56,6 +55,8 @@ class ResultCache:
         return value if isinstance(value, FileResult) else None
 
     def put(self, key: str, result: FileResult) -> None:
+        import tempfile  # here: a warm run only reads
+
         try:
             self._prepare()
             folder = os.path.join(self.directory, key[:2])

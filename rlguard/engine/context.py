@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name

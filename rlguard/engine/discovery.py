@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-import subprocess
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Sequence
 
@@ -84,6 +83,8 @@ def _add_file(path: str, result: Discovery, explicit: bool) -> None:
 
 def _git_ignored(paths: list[str]) -> set[str]:
     """Paths .gitignore excludes, asking git once per repository; empty outside git."""
+    import subprocess  # here: a run on named files never asks git, and this import is not free
+
     by_repo: dict[str, list[str]] = {}
     for path in paths:
         by_repo.setdefault(_repo_of(os.path.dirname(path) or "."), []).append(path)

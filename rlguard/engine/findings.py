@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 Applicability = Literal["safe", "unsafe"]
 

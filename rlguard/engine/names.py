@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 _BUILTINS = frozenset(dir(builtins))
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import libcst as cst
-from libcst._position import CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from typing import TYPE_CHECKING
 
 from rlguard.engine.findings import Span
+from rlguard.engine.lazy import cst
+
+if TYPE_CHECKING:
+    from libcst._position import CodeRange
 
 
 class _Sink:
@@ -20,6 +21,8 @@ class _Sink:
 
 def spans_for(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Span]:
     """Span of each node (keyed by ``id``), from one syntactic-position codegen pass."""
+    from libcst.metadata.position_provider import PositionProvidingCodegenState  # only files with findings need it
+
     sink = _Sink()
     state = PositionProvidingCodegenState(
         default_indent=module.default_indent,

@@ -169,7 +169,8 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
                                if not is_suppressed(p.finding.code, p.finding.line, result.suppressions))
         report.findings.extend(_unknown_codes(result))
         if show_unused:
-            report.unused_suppressions.extend(_unused(result))
+            ran = {code for code in (*project.settings.codes, *ENGINE_CODES) if not _matches(code, ignored_here)}
+            report.unused_suppressions.extend(_unused(result, ran))
         if result.skipped:
             project.skipped.append((result.path, result.skipped))
     report.findings.sort(key=Finding.sort_key)
@@ -202,15 +203,20 @@ def _unknown_codes(result: FileResult) -> list[Finding]:
     ]
 
 
-def _unused(result: FileResult) -> list[Finding]:
-    """Suppressions that silenced nothing in this run, reported as RLG100 unused-noqa."""
+def _unused(result: FileResult, ran: set[str]) -> list[Finding]:
+    """Suppressions that silenced nothing in this run, reported as RLG100 unused-noqa.
+
+    Only a rule that ran on the file can show a suppression of it to be unused: one switched off by
+    --select, --ignore, per-file-ignores or the target version might still need it. A blanket
+    ``noqa`` covers every rule, so it is unused only when every rule ran.
+    """
     found = []
     for suppression in result.suppressions:
         if suppression.codes is None:
-            if not suppression.used:
+            if not suppression.used and ran >= set(RULES_BY_CODE):
                 found.append(engine_finding(result.path, "RLG100", suppression.line, 1, "unused blanket `noqa`"))
             continue
         for code in sorted(suppression.codes - suppression.used):
-            if code.startswith("RLG"):
+            if code.startswith("RLG") and code in ran:
                 found.append(engine_finding(result.path, "RLG100", suppression.line, 1, f"unused suppression of {code}"))
     return found

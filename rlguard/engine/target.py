@@ -7,7 +7,6 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -80,6 +79,8 @@ def resolve_target(flag: str | None, config_value: str | None, project_root: str
     pinned = _pinned(project_root)
     if pinned is not None:
         return pinned
+    from importlib import metadata  # costs about a third of Python's start-up; most projects pin
+
     try:
         return Target(parse_version(metadata.version("torchrl")), "installed")
     except metadata.PackageNotFoundError:

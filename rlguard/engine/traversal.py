@@ -8,14 +8,15 @@ calls a handler only for the node types someone registered.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Callable, Iterable
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.context import FileContext
 
-Handler = Callable[[cst.CSTNode], None]
+Handler = Callable[["cst.CSTNode"], None]
 
 _NON_CODE_FIELDS = frozenset(
     {
@@ -25,9 +26,13 @@ _NON_CODE_FIELDS = frozenset(
         "default_newline", "encoding", "has_trailing_newline", "whitespace", "first_line",
     }
 )
-_NON_CODE_TYPES: tuple[type, ...] = (
-    cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
-)
+
+
+@functools.cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
+def _non_code_types() -> tuple[type, ...]:
+    return (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment)
+
+
 _PLAIN_VALUES = (str, bool, int)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -55,10 +60,10 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     for name in _code_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _NON_CODE_TYPES):
+            if not isinstance(value, _non_code_types()):
                 found.append(value)
         elif isinstance(value, (tuple, list)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _NON_CODE_TYPES))
+            found.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _non_code_types()))
     return found
 
 

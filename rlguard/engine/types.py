@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, NamedTuple
 from collections.abc import Iterator
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.names import dotted_name
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 from collections.abc import Callable, Sequence
 
@@ -61,6 +59,11 @@ def run_all(function: Callable[[Item], Result], items: Sequence[Item], jobs: int
 
 def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:
     """One result list per chunk; chunks lost to a dead worker are redone."""
+    # Imported here: a run over one changed file never needs a pool, and these imports cost
+    # about as much as Python's own start-up.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     results: list = []
     failed: list = []
     with ProcessPoolExecutor(max_workers=jobs, initializer=_tune_gc) as pool:
@@ -80,6 +83,9 @@ def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:
 
 def _isolated(function: Callable[[Item], Result], item: Item, on_crash: Callable[[Item, str], Result]) -> Result:
     """Retry one item in a process of its own, so a crash is pinned on the file that caused it."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(max_workers=1) as pool:
             return pool.submit(function, item).result()

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix
 from rlguard.engine.traversal import iter_nodes
 
 
-class _Replace(cst.CSTTransformer):
-    def __init__(self, edits: dict[int, Edit]) -> None:
-        super().__init__()
-        self._edits = edits
+@functools.cache  # the class is made on first use, so importing the fixer does not load libcst
+def _replace() -> Callable[[dict[int, Edit]], cst.CSTTransformer]:
+    class Replace(cst.CSTTransformer):
+        def __init__(self, edits: dict[int, Edit]) -> None:
+            super().__init__()
+            self._edits = edits
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        edit = self._edits.get(id(original_node))
-        return edit.new if edit is not None else updated_node
+        def on_leave(self, original_node, updated_node):  # type: ignore[override]
+            edit = self._edits.get(id(original_node))
+            return edit.new if edit is not None else updated_node
+
+    return Replace
 
 
 def non_overlapping(fixes: Sequence[Fix], module: cst.Module) -> list[Fix]:
@@ -35,7 +40,7 @@ def non_overlapping(fixes: Sequence[Fix], module: cst.Module) -> list[Fix]:
 
 def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
     edits = {id(edit.old): edit for fix in fixes for edit in fix.edits}
-    fixed = module.visit(_Replace(edits))
+    fixed = module.visit(_replace()(edits))
     needed = [imp for fix in fixes for imp in fix.imports]
     return add_imports(fixed, needed) if needed else fixed
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.context import FileContext
 from rlguard.engine.findings import Fix, Requirement

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Iterator, Mapping
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Requirement
 from rlguard.engine.context import literal_item

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 from collections.abc import Mapping
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
@@ -32,12 +33,16 @@ CM_MODULE = "torchrl.modules"
 # Used when the file binds ``set_recurrent_mode`` to something else than torchrl's context manager.
 FALLBACK_ALIAS = "torchrl_set_recurrent_mode"
 
-Block = cst.IndentedBlock | cst.Module
-# Expressions whose value cannot be a module.
-_NOT_MODULES = (
-    cst.BaseString, cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Lambda,
-    cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Comparison,
-)
+Block: TypeAlias = "cst.IndentedBlock | cst.Module"
+
+
+@functools.cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
+def _not_modules() -> tuple[type, ...]:
+    """Expressions whose value cannot be a module."""
+    return (
+        cst.BaseString, cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Lambda,
+        cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Comparison,
+    )
 # (kind, requirement arguments, what the receiver is): kinds "yes", "unknown", "class", "attr", "super".
 Verdict = tuple[str, tuple[str, ...], str]
 
@@ -346,7 +351,7 @@ class ManualRecurrentMode(Rule):
         ctx = self.ctx
         if depth > 6:
             return unknown
-        if isinstance(node, _NOT_MODULES):
+        if isinstance(node, _not_modules()):
             return None  # ``"abc".set_recurrent_mode()``, ``[...]``, a lambda: no module
         if isinstance(node, cst.Call):
             if isinstance(node.func, cst.Name) and node.func.value == "super" and ctx.lookup("super") is None:
@@ -582,11 +587,8 @@ def _literal_mode(call: cst.Call) -> bool | None:
     return None
 
 
-_EMPTY = cst.Module([])
-
-
 def _code(node: cst.CSTNode) -> str:
-    return " ".join(_EMPTY.code_for_node(node).split())
+    return " ".join(cst.Module([]).code_for_node(node).split())
 
 
 def _short(node: cst.CSTNode, limit: int) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Mapping
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
@@ -324,11 +324,8 @@ def _unique(leaves: list[Leaf]) -> list[Leaf]:
     return unique
 
 
-_EMPTY_MODULE = cst.Module([])
-
-
 def _code(node: cst.CSTNode) -> str:
-    text = " ".join(_EMPTY_MODULE.code_for_node(node).split())
+    text = " ".join(cst.Module([]).code_for_node(node).split())
     return text if len(text) <= _PART_CHARS else text[: _PART_CHARS - 3] + "..."
 
 
@@ -368,12 +365,9 @@ def _advice(leaves: list[Leaf]) -> str:
     return _CONVERT
 
 
-_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-
-
 def _tolist(node: cst.BaseExpression) -> cst.Call:
     """``node.tolist()``, parenthesising an operation so the call applies to all of it."""
     value = node
-    if not isinstance(node, _ATOMS) and not node.lpar:
+    if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not node.lpar:
         value = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("tolist")))

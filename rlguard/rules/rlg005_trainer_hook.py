@@ -6,7 +6,7 @@ import difflib
 from typing import Any
 from collections.abc import Mapping
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ClassFacts, ProjectIndex

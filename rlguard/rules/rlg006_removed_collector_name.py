@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 
-import libcst as cst
+from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix
 from rlguard.engine.names import dotted_name, module_of_import_from
@@ -239,20 +241,24 @@ class RemovedCollectorName(Rule):
 
 def _renamed(reference: ForwardReference, names: list[cst.Name], new: str) -> cst.SimpleString:
     """The annotation string with the given names (nodes of its expression) changed to ``new``."""
-    code = cst.Module([]).code_for_node(reference.expression.visit(_RenameNames(names, new)))
+    code = cst.Module([]).code_for_node(reference.expression.visit(_rename_names()(names, new)))
     literal = reference.literal
     return literal.with_changes(value=f"{literal.prefix}{literal.quote}{code}{literal.quote}")
 
 
-class _RenameNames(cst.CSTTransformer):
-    """Gives the given Name nodes a new value."""
+@functools.cache  # the class is made on first use, so importing this rule does not load libcst
+def _rename_names() -> Callable[[list[cst.Name], str], cst.CSTTransformer]:
+    class RenameNames(cst.CSTTransformer):
+        """Gives the given Name nodes a new value."""
 
-    def __init__(self, names: list[cst.Name], new: str) -> None:
-        super().__init__()
-        self._ids, self._new = {id(name) for name in names}, new
+        def __init__(self, names: list[cst.Name], new: str) -> None:
+            super().__init__()
+            self._ids, self._new = {id(name) for name in names}, new
 
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
-        return updated_node.with_changes(value=self._new) if id(original_node) in self._ids else updated_node
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+            return updated_node.with_changes(value=self._new) if id(original_node) in self._ids else updated_node
+
+    return RenameNames
 
 
 def _imports_unaliased(statement: cst.ImportFrom, name: str) -> bool:

@@ -178,3 +178,12 @@ def test_generation_does_not_depend_on_hash_seed():
     outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True,
                               env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(outputs) == 1
+
+
+def test_license_file_matches_the_metadata():
+    tomllib = pytest.importorskip("tomllib")
+    with open(CHECKOUT / "pyproject.toml", "rb") as handle:
+        project = tomllib.load(handle)["project"]
+    assert project["license"] == {"text": "MIT"}
+    assert (CHECKOUT / "LICENSE").read_text().startswith("MIT License\n")
+    assert project["urls"]["Documentation"] == docs.DOCS_URL

@@ -46,22 +46,34 @@ def test_a_killed_worker_loses_no_results(tree):
 
 
 def test_sigkill_during_fix_never_leaves_a_mixed_file(tree):
+    """Each kill lands while ``rlguard fix`` is writing: it waits for the first rewritten file, so a
+    kill before the first write or after the last cannot make the test pass."""
     rng = random.Random(1234)
     expected_fixed = (OLD_IMPORT + BODY + "c = SyncDataCollector(env, None)\n").replace("SyncDataCollector", "Collector")
     original = OLD_IMPORT + BODY + "c = SyncDataCollector(env, None)\n"
     paths = _make_tree(tree, 40)
-    for _ in range(30):
+    partly_written = 0
+    for _ in range(4):
         for path in paths:
             with open(path, "w") as out:
                 out.write(original)
+        before = {path: os.stat(path).st_mtime_ns for path in paths}
         process = subprocess.Popen([sys.executable, "-m", "rlguard", "fix", "--no-cache", "--jobs", "1", "."],
                                    cwd=tree.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 1.5))
+        deadline = time.time() + 120
+        while process.poll() is None and time.time() < deadline and all(
+                os.stat(path).st_mtime_ns == before[path] for path in paths):
+            time.sleep(0.001)
+        time.sleep(rng.uniform(0, 0.05))  # somewhere in the run of writes
         process.send_signal(signal.SIGKILL)
         process.wait()
+        contents = []
         for path in paths:
             with open(path) as handle:
-                assert handle.read() in (original, expected_fixed), path
+                contents.append(handle.read())
+            assert contents[-1] in (original, expected_fixed), path
+        partly_written += original in contents and expected_fixed in contents
+    assert partly_written, "no kill landed between the first and the last write: the test proved nothing"
 
 
 def test_two_fixers_at_once_fix_each_file_once(tree):
