@@ -194,7 +194,7 @@ def _register(rule: Rule, on_visit: dict, on_leave: dict) -> None:
 def _pending(path: str, rule: type[Rule], report: Report, number: int, spans: dict[int, Span]) -> PendingFinding:
     span = spans.get(id(report.node))
     fix = FixSummary(report.fix.applicability, report.fix.description) if report.fix else None
-    return PendingFinding(Finding(path, span, rule.code, rule.name, report.message, fix), report.requires, number)
+    return PendingFinding(Finding(path, span, rule.code, rule.name, report.message, fix, report.remedy), report.requires, number)
 
 
 def locate(analysis: Analysis, findings: Sequence[PendingFinding]) -> list[PendingFinding]:
