@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--target-torchrl", metavar="VERSION", help="as for check")
     doctor.add_argument("--extension-path", metavar="SO", help="probe this torchrl extension build instead of the installed one")
 
+    commands.add_parser("server", help="run the language server on stdio (needs the `lsp` extra: pygls)")
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("code")
@@ -113,6 +114,16 @@ def _main(argv: Sequence[str] | None) -> int:
             raise UsageError(f"unknown rule code {args.code!r}; `rlguard rules` lists them")
         print(text)
         return EXIT_CLEAN
+    if args.command == "server":
+        return _server()
     from rlguard.commands import run_doctor, run_lint
 
     return run_doctor(args) if args.command == "doctor" else run_lint(args)
+
+
+def _server() -> int:
+    try:
+        from rlguard.server import main as serve
+    except ImportError as error:
+        raise UsageError(f"`rlguard server` needs `rlguard[lsp]` (pygls, lsprotocol): {error}") from None
+    return serve()

@@ -100,6 +100,8 @@ def _groups(args: argparse.Namespace, stdin: tuple[str, bytes] | None) -> list[t
 
     A file found in a folder is left out when its own configuration excludes it; a file named
     explicitly only with ``--force-exclude`` (as pre-commit names every file)."""
+    for path in [stdin[0]] if stdin else args.paths or ["."]:
+        config_for(path)  # a broken configuration is an error even where no file is found
     if stdin is not None:
         found, explicit = [stdin[0]], {stdin[0]}
     else:
