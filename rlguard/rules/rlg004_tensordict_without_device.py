@@ -230,7 +230,7 @@ class TensorDictWithoutDevice(Rule):
             "    return TensorDict({\"obs\": data[\"obs\"], \"next_obs\": data[\"next\", \"obs\"]}, batch_size=data.batch_size, "
             "device=data.device)\n\n\n"
             "rb = ReplayBuffer(storage=LazyTensorStorage(100_000), transform=to_pairs, pin_memory=True)\n",
-            message="`transform=`",
+            message="a `ReplayBuffer` transform",
             note="A plain function passed as a replay buffer's `transform=` is a transform: with "
             "`pin_memory=True`, its device-less samples come back unpinned.",
         ),
@@ -440,7 +440,7 @@ class TensorDictWithoutDevice(Rule):
             what = "`TensorDict(..., device=None)`" if candidate.written_none else "`TensorDict(...)` without a device"
             if buffer is not None:
                 where, owner = buffer
-                message = f"{what} in `{where}` (`transform=` of a `{owner}`): {_WHY_DOWNSTREAM}"
+                message = f"{what} in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
                 direct = bool(candidate.functions) and where == candidate.functions[-1]
                 self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.function_fix if direct else None)
             elif candidate.class_qualname is not None and self._builds_output(candidate):

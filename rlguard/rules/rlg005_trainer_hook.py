@@ -218,7 +218,7 @@ class TrainerHook(Rule):
         cls = self.ctx.current_class
         if cls is None or cls.qualname in self._abstract or not self._may_be_hook(cls.qualname):
             return
-        message = f"`{cls.name}` (a `TrainerHookBase`) lacks {{missing}}, whose base versions raise `NotImplementedError`"
+        message = f"`{cls.name}` lacks {{missing}} of `TrainerHookBase`, whose base versions raise NotImplementedError"
         self.report(node, message, remedy="implement {missing}: without it, {consequences}",
                     requires=(("hook-methods", cls.qualname),))
 

@@ -56,7 +56,7 @@ def test_try_repo_check_hook_fails_on_the_risky_file(tmp_path, hook_repo):
     assert result.returncode == 1, output
     assert "rlguard" in output and "Failed" in output
     assert "train.py:1:32: RLG006" in output
-    assert "use `Collector`" in output
+    assert "    Use `Collector`" in output
     assert "stubs/types.pyi:1:32: RLG006" in output  # types_or: pyi files are checked too
     assert "clean.py" not in output
     assert (repo / "train.py").read_text() == RISKY  # the check hook never writes
