@@ -241,6 +241,7 @@ def _unfixed_reason(finding: Finding) -> str:
 
 
 def _diff(outcome: FileFix) -> str:
+    assert outcome.original is not None and outcome.fixed is not None, "only changed files are diffed"
     before = outcome.original.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     after = outcome.fixed.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     name = os.path.relpath(outcome.path).replace(os.sep, "/")  # `a/x.py`, as git writes diff headers

@@ -48,6 +48,7 @@ class Checked:
     text: str
     findings: list[Finding]
     project: Project | None
+    version: int | None = None  # the document version checked, sent with its diagnostics
 
 
 class RlguardServer(LanguageServer):
@@ -91,6 +92,7 @@ def _range(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> ls
 
 def diagnostic(finding: Finding, lines: list[str]) -> lsp.Diagnostic:
     span = finding.span
+    assert span is not None, "findings are located before they are reported"
     message = f"{finding.message}\n{finding.remedy[:1].upper()}{finding.remedy[1:]}" if finding.remedy else finding.message
     return lsp.Diagnostic(
         range=_range(lines, (span.line, span.column), (span.end_line, span.end_column)),
@@ -114,15 +116,16 @@ def _path(uri: str) -> str | None:
 
 def publish(ls: RlguardServer, uri: str, checked: Checked) -> None:
     lines = _lines(checked.text)
-    ls.text_document_publish_diagnostics(
-        lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[diagnostic(f, lines) for f in checked.findings]))
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+        uri=uri, diagnostics=[diagnostic(f, lines) for f in checked.findings], version=checked.version))
 
 
 async def refresh(ls: RlguardServer, uri: str) -> None:
     path = _path(uri)
     if path is None:
         return
-    text = ls.workspace.get_text_document(uri).source
+    document = ls.workspace.get_text_document(uri)
+    text, version = document.source, document.version
     try:
         checked = await asyncio.get_running_loop().run_in_executor(None, lint, path, text)
     except ConfigError as error:
@@ -130,6 +133,7 @@ async def refresh(ls: RlguardServer, uri: str) -> None:
         return
     if ls.workspace.get_text_document(uri).source != text:
         return  # edited meanwhile: the debounced run for the newer text publishes
+    checked.version = version
     ls.checked[uri] = checked
     publish(ls, uri, checked)
 
@@ -234,6 +238,7 @@ def _suppress(checked: Checked, finding: Finding) -> lsp.TextEdit:
 
 
 def _overlaps(finding: Finding, start: lsp.Position, end: lsp.Position) -> bool:
+    assert finding.span is not None, "findings are located before they are reported"
     return finding.span.line - 1 <= end.line and finding.span.end_line - 1 >= start.line
 
 

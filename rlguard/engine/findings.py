@@ -65,6 +65,7 @@ class Finding:
     @property
     def location(self) -> str:
         """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
+        assert self.span is not None, "findings are located before they are reported"
         cell = f"cell {self.cell}:" if self.cell is not None else ""
         return f"{self.path}:{cell}{self.span.line}:{self.span.column}"
 

@@ -99,7 +99,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         elif path in notebooks and notebooks[path] is None:
             results[path] = _not_a_notebook(path, contents[path])
         elif path in sources:
-            results[path] = analyze_bytes(path, sources[path], settings).result
+            results[path] = analyze_bytes(path, sources[path], settings, locate_all=True).result
         else:
             todo.append(path)
     fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed)
