@@ -6,6 +6,8 @@ import json
 import os
 import pty
 import random
+import re
+import shlex
 import subprocess
 import sys
 
@@ -357,3 +359,39 @@ def test_a_broken_notebook_is_one_finding_and_fix_refuses_notebooks(tree):
     assert fixed.returncode == 1 and "Traceback" not in fixed.stderr
     assert "nb.ipynb: not fixed: rlguard does not rewrite notebooks" in fixed.stderr
     assert open(f"{tree.root}/nb.ipynb").read() == before
+
+
+# ----- docs/cli.md: its samples are real output -----
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = re.compile(r"<!-- sample:[^>]*-->\n```console\n\$ (rlguard [^\n]*)\n(.*?)```", re.S)
+
+
+def sample_output(command: str) -> str:
+    """What ``command`` prints from the checkout's root (without the cache: the output is the same)."""
+    _, *args = shlex.split(command)
+    done = subprocess.run([sys.executable, "-m", "rlguard", args[0], "--no-cache", *args[1:]], cwd=CHECKOUT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
+    return done.stdout
+
+
+def test_cli_page_samples_are_real_output():
+    with open(os.path.join(CHECKOUT, "docs", "cli.md"), encoding="utf-8") as handle:
+        samples = SAMPLE.findall(handle.read())
+    assert len(samples) >= 4
+    for command, shown in samples:
+        assert sample_output(command) == shown, (
+            f"docs/cli.md: `{command}` prints something else now; regenerate the samples with "
+            "`python tests/engine/test_cli_contract.py --write-samples`")
+
+
+def write_samples() -> None:
+    path = os.path.join(CHECKOUT, "docs", "cli.md")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    text = SAMPLE.sub(lambda m: m.group(0).replace(m.group(2), sample_output(m.group(1))), text)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write-samples"]:
+    write_samples()
