@@ -83,11 +83,11 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     codes = selected_codes(config, options, target)
     contents = {path: sources[path] if path in sources else _read(path) for path in found.files}
     notebooks = _notebooks(contents)
-    sources = {**sources, **{path: nb.source for path, nb in notebooks.items() if nb is not None}}
+    sources = {**sources, **{path: nb.source for path, nb in notebooks.items() if isinstance(nb, Notebook)}}
     settings = build_settings(config, codes, target, [c for c in contents.values() if c is not None])
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
-                      notebooks={path: nb for path, nb in notebooks.items() if nb is not None})
+                      notebooks={path: nb for path, nb in notebooks.items() if isinstance(nb, Notebook)})
 
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -96,8 +96,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         cached = cache.get(cache.key(path, data)) if cache is not None and data is not None else None
         if cached is not None:
             results[path] = cached
-        elif path in notebooks and notebooks[path] is None:
-            results[path] = _not_a_notebook(path, contents[path])
+        elif isinstance(error := notebooks.get(path), notebook.NotebookError):
+            results[path] = FileResult(path, [PendingFinding(engine_finding(path, "RLG000", 1, 1, str(error)))])
         elif path in sources:
             results[path] = analyze_bytes(path, sources[path], settings, locate_all=True).result
         else:
@@ -114,24 +114,16 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     return project
 
 
-def _notebooks(contents: Mapping[str, bytes | None]) -> dict[str, Notebook | None]:
-    """The notebooks among the files, read into Python (None: not a notebook after all)."""
-    found: dict[str, Notebook | None] = {}
+def _notebooks(contents: Mapping[str, bytes | None]) -> dict[str, Notebook | notebook.NotebookError]:
+    """The notebooks among the files, read into Python, or why one cannot be read."""
+    found: dict[str, Notebook | notebook.NotebookError] = {}
     for path, data in contents.items():
         if notebook.is_notebook(path) and data is not None:
             try:
                 found[path] = notebook.read(data)
-            except notebook.NotebookError:
-                found[path] = None
+            except notebook.NotebookError as error:
+                found[path] = error
     return found
-
-
-def _not_a_notebook(path: str, data: bytes | None) -> FileResult:
-    try:
-        notebook.read(data or b"")
-    except notebook.NotebookError as error:
-        return FileResult(path, [PendingFinding(engine_finding(path, "RLG000", 1, 1, str(error)))])
-    return FileResult(path)
 
 
 def _in_cell(finding: Finding, found: Notebook) -> Finding:
@@ -217,11 +209,13 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
         if any(p.finding.span is None for p in standing):
             standing = _locate(project, result, standing)
         kept = [p.finding for p in standing if not is_suppressed(p.finding.code, p.finding.line, result.suppressions)]
+        kept += _unknown_codes(result)
+        unused = _unused(result) if show_unused else []
         cells = project.notebooks.get(result.path)
-        report.findings.extend([_in_cell(f, cells) for f in kept] if cells else kept)
-        report.findings.extend(_unknown_codes(result))
-        if show_unused:
-            report.unused_suppressions.extend(_unused(result))
+        if cells is not None:
+            kept, unused = [_in_cell(f, cells) for f in kept], [_in_cell(f, cells) for f in unused]
+        report.findings.extend(kept)
+        report.unused_suppressions.extend(unused)
         if result.skipped:
             project.skipped.append((result.path, result.skipped))
     report.findings.sort(key=Finding.sort_key)

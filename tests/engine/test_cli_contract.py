@@ -349,6 +349,14 @@ def test_notebook_names_in_one_cell_serve_the_next(tree):
     assert out.startswith("nb.ipynb:cell 2:1:1: RLG003 ")
 
 
+def test_suppressions_in_notebook_cells(tree):
+    tree.write("nb.ipynb", _notebook(("code", "import os\n"),
+                                     ("code", OLD_IMPORT.rstrip() + "  # noqa: RLG006\nx = 1  # noqa: RLG003\n")))
+    result = tree.run("check", "--no-cache", "--show-unused-noqa", "--output-format", "concise", "nb.ipynb")
+    assert result.stdout.splitlines()[0] == "nb.ipynb:cell 2:2:1: RLG100 unused suppression of RLG003"
+    assert "RLG006" not in result.stdout
+
+
 def test_a_broken_notebook_is_one_finding_and_fix_refuses_notebooks(tree):
     tree.write("broken.ipynb", "{ not json")
     tree.write("nb.ipynb", _notebook(("code", OLD_IMPORT)))
