@@ -159,3 +159,10 @@ def test_the_server_never_imports_torch():
     probe = "import sys, rlguard.server; print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torchrl', 'tensordict')))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_without_the_lsp_extra_one_line_says_what_to_install():
+    probe = "import sys; sys.modules['pygls'] = None; from rlguard.cli import main; sys.exit(main(['server']))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "needs `rlguard[lsp]`" in done.stderr
