@@ -31,26 +31,36 @@ def _codes(value: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rlguard", description="Lint and fix TorchRL/tensordict code.")
-    parser.add_argument("--version", action="version", version=f"rlguard {__version__}")
+    parser.add_argument("--version", "-V", action="version", version=f"rlguard {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def lint_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("paths", nargs="*", help="files or folders (default: the current folder)")
+        sub.add_argument("paths", nargs="*", help="files or folders (default: the current folder); `-` reads stdin")
+        sub.add_argument("--stdin-filename", metavar="PATH",
+                         help="with `-`: the file the text on stdin is (for its configuration and in reports)")
+        sub.add_argument("--force-exclude", action="store_true",
+                         help="apply `exclude` also to files named explicitly (as pre-commit names them)")
         sub.add_argument("--select", type=_codes, help="only these rule codes (comma-separated; prefixes allowed)")
         sub.add_argument("--ignore", type=_codes, default=[], help="skip these rule codes")
         sub.add_argument("--target-torchrl", metavar="VERSION", help="judge against this torchrl version")
         sub.add_argument("--jobs", "-j", type=int, help="worker processes (default: all cores; 1 runs in-process)")
         sub.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
         sub.add_argument("--cache-dir", help="where the cache lives (default: .rlguard_cache at the project root)")
+        sub.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                         help="colour the text output (auto: on a terminal, unless NO_COLOR is set)")
         sub.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
         sub.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
         sub.add_argument("--diff", action="store_true", help="print the fixes as a diff and write nothing")
 
     check = commands.add_parser("check", help="report findings")
     lint_options(check)
-    check.add_argument("--format", choices=["text", "json", "github", "sarif"], default="text")
+    check.add_argument("--output-format", "--format", dest="output_format", default="text",
+                       choices=["text", "concise", "full", "json", "github", "sarif"],
+                       help="text: message and remedy on two lines; concise: one line; full: one long line")
+    check.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    check.add_argument("--statistics", action="store_true", help="print a count per rule")
+    check.add_argument("--statistics", action="store_true",
+                       help="print only a table of counts per rule (to stderr beside json, github and sarif)")
     check.add_argument("--show-unused-noqa", action="store_true", help="also report suppressions that silence nothing")
     check.add_argument("--fix", action="store_true", help="apply safe fixes (like `rlguard fix`)")
 
@@ -63,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--target-torchrl", metavar="VERSION", help="as for check")
     doctor.add_argument("--extension-path", metavar="SO", help="probe this torchrl extension build instead of the installed one")
 
+    commands.add_parser("server", help="run the language server on stdio (needs the `lsp` extra: pygls)")
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("code")
@@ -103,6 +114,16 @@ def _main(argv: Sequence[str] | None) -> int:
             raise UsageError(f"unknown rule code {args.code!r}; `rlguard rules` lists them")
         print(text)
         return EXIT_CLEAN
+    if args.command == "server":
+        return _server()
     from rlguard.commands import run_doctor, run_lint
 
     return run_doctor(args) if args.command == "doctor" else run_lint(args)
+
+
+def _server() -> int:
+    try:
+        from rlguard.server import main as serve
+    except ImportError as error:
+        raise UsageError(f"`rlguard server` needs `rlguard[lsp]` (pygls, lsprotocol): {error}") from None
+    return serve()

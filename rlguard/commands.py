@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import functools
 import os
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from typing import TextIO
 
-from rlguard.config import ConfigError, load_config, validate_codes, validate_version
-from rlguard.engine.discovery import DiscoveryError
-from rlguard.engine.findings import Report
-from rlguard.engine.runner import Project, RunOptions, check
+from rlguard import notebook
+from rlguard.config import Config, ConfigError, config_for, load_config, project_root, validate_codes, validate_version
+from rlguard.engine.discovery import DiscoveryError, discover
+from rlguard.engine.findings import Finding, Report
+from rlguard.engine.runner import Project, RunOptions, check, display_path
 from rlguard.engine.target import resolve_target
 from rlguard.engine.workers import default_jobs, run_all
-from rlguard.fix.run import FileFix, FixRequest, fix_file
+from rlguard.fix.run import FileFix, FixRequest, fix_bytes, fix_file
 from rlguard.fix.write import WriteError, write_if_unchanged
 from rlguard.report import FORMATS, sarif, text
 from rlguard.report.sarif_fixes import fix_edits
@@ -42,73 +46,152 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_lint(args: argparse.Namespace) -> int:
     try:
-        config = load_config(args.paths[0] if args.paths else ".")
         select = validate_codes(args.select, "--select") if args.select else None
         ignore = validate_codes(args.ignore, "--ignore")
         flag = validate_version(args.target_torchrl, "--target-torchrl")
-    except ConfigError as error:
+        stdin = _stdin(args)
+        groups = _groups(args, stdin)
+    except (ConfigError, DiscoveryError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     if args.jobs is not None and args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    target = resolve_target(flag, config.target_torchrl, config.root)
-    options = RunOptions(select=select, ignore=ignore, jobs=args.jobs, cache_dir=args.cache_dir, use_cache=not args.no_cache)
+    runs: list[tuple[Report, Project]] = []
+    for config, files in groups:
+        target = resolve_target(flag, config.target_torchrl, config.root)
+        cache_dir = args.cache_dir or os.path.join(project_root(config.root) or config.root, ".rlguard_cache")
+        options = RunOptions(select=select, ignore=ignore, jobs=args.jobs, cache_dir=cache_dir,
+                             use_cache=not args.no_cache, sources=dict([stdin]) if stdin else None)
+        try:
+            runs.append(check(files, config, options, target, show_unused=getattr(args, "show_unused_noqa", False)))
+        except DiscoveryError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+    for _, project in runs:
+        for path, reason in project.skipped:
+            print(f"{path}: skipped: {reason}", file=sys.stderr)
+    if stdin and (args.command == "fix" or getattr(args, "fix", False)):
+        return _fix_stdin(args, stdin, runs)
+    if args.command == "fix" or getattr(args, "fix", False) or args.diff:
+        return _fix(args, runs)
     try:
-        report, project = check(args.paths, config, options, target, show_unused=getattr(args, "show_unused_noqa", False))
-    except DiscoveryError as error:
+        return _report(args, runs)
+    except ConfigError as error:  # --output-file cannot be written
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    for path, reason in project.skipped:
-        print(f"{path}: skipped: {reason}", file=sys.stderr)
-    if args.command == "fix" or getattr(args, "fix", False) or args.diff:
-        return _fix(args, report, project)
-    return _report(args, report, project)
 
 
-def _report(args: argparse.Namespace, report: Report, project: Project) -> int:
-    if args.format == "text" and args.quiet:
-        sys.stdout.write("".join(text.line(f) + "\n" for f in [*report.findings, *report.unused_suppressions]))
-    elif args.format == "sarif":
-        # SARIF carries each fix's edits, which takes the parsed project, not only the findings.
-        sys.stdout.write(sarif.render(report, fixes=fix_edits(report, project)))
+def _stdin(args: argparse.Namespace) -> tuple[str, bytes] | None:
+    """``-`` as the only path: the source comes from stdin, named by ``--stdin-filename``."""
+    if "-" not in args.paths:
+        if args.stdin_filename:
+            raise ConfigError("--stdin-filename needs `-` as the path")
+        return None
+    if args.paths != ["-"]:
+        raise ConfigError("`-` (read stdin) cannot be combined with other paths")
+    if notebook.is_notebook(args.stdin_filename or ""):
+        raise ConfigError("notebooks cannot be read from stdin; name the .ipynb file instead")
+    return display_path(args.stdin_filename or "stdin.py"), sys.stdin.buffer.read()
+
+
+def _groups(args: argparse.Namespace, stdin: tuple[str, bytes] | None) -> list[tuple[Config, list[str]]]:
+    """The files to check, grouped by the configuration each one gets (its nearest ``[tool.rlguard]``).
+
+    A file found in a folder is left out when its own configuration excludes it; a file named
+    explicitly only with ``--force-exclude`` (as pre-commit names every file)."""
+    for path in [stdin[0]] if stdin else args.paths or ["."]:
+        config_for(path)  # a broken configuration is an error even where no file is found
+    if stdin is not None:
+        found, explicit = [stdin[0]], {stdin[0]}
     else:
-        sys.stdout.write(FORMATS[args.format](report))
-    if args.statistics:
-        sys.stdout.write(text.statistics(report))
+        found = discover(args.paths).files
+        explicit = {display_path(p) for p in args.paths if not os.path.isdir(p)}
+    groups: dict[str | None, tuple[Config, list[str]]] = {}
+    for path in sorted({display_path(p) for p in found}):
+        config = config_for(path)
+        if (args.force_exclude or path not in explicit) and config.excludes(path):
+            continue
+        groups.setdefault(config.path, (config, []))[1].append(path)
+    return [groups[key] for key in sorted(groups, key=lambda k: k or "")]
+
+
+def _merged(runs: list[tuple[Report, Project]]) -> Report:
+    merged = Report()
+    for report, _ in runs:
+        merged.findings.extend(report.findings)
+        merged.unused_suppressions.extend(report.unused_suppressions)
+        merged.files_checked += report.files_checked
+        merged.files_parsed += report.files_parsed
+    merged.findings.sort(key=Finding.sort_key)
+    merged.unused_suppressions.sort(key=Finding.sort_key)
+    return merged
+
+
+def _report(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
+    report = _merged(runs)
+    fmt = args.output_format
+    with _output(args) as (out, color):
+        if args.statistics and fmt in text.STYLES:
+            out.write(text.statistics([*report.findings, *report.unused_suppressions]))  # the table alone
+        elif fmt in text.STYLES:
+            out.write(text.render(report, fmt, color, quiet=args.quiet))
+        elif fmt == "sarif":
+            # SARIF carries each fix's edits, which takes the parsed project, not only the findings.
+            edits = {finding: e for r, project in runs for finding, e in fix_edits(r, project).items()}
+            out.write(sarif.render(report, fixes=edits))
+        else:
+            out.write(FORMATS[fmt](report))
+        if args.statistics and fmt not in text.STYLES:  # never inside machine-read output
+            sys.stderr.write(text.statistics([*report.findings, *report.unused_suppressions]))
     has_findings = bool(report.findings or report.unused_suppressions)
     return EXIT_FINDINGS if has_findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _fix(args: argparse.Namespace, report: Report, project: Project) -> int:
-    fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
-    request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config)
-    outcomes = run_all(functools.partial(fix_file, request=request), fixable, args.jobs or default_jobs(),
-                       lambda path, reason: FileFix(path, error=reason))
-    by_path = {o.path: o for o in outcomes}
-    remaining = [(f, "no automatic fix" if f.fix is None else "unsafe fix; apply with --unsafe-fixes")
-                 for f in report.findings if f.path not in by_path]
+@contextlib.contextmanager
+def _output(args: argparse.Namespace) -> Iterator[tuple[TextIO, bool]]:
+    """Where the report goes (``--output-file`` or stdout), and whether it may be coloured."""
+    if args.output_file:
+        try:
+            handle = open(args.output_file, "w", encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"{args.output_file}: cannot write: {error.strerror or error}") from None
+        with handle:
+            yield handle, args.color == "always"
+        return
+    yield sys.stdout, use_color(args.color, sys.stdout)
+
+
+def use_color(choice: str, stream: TextIO) -> bool:
+    """``--color always|never``; ``auto`` colours a terminal unless ``NO_COLOR`` is set (no-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+
+
+def _fix_stdin(args: argparse.Namespace, stdin: tuple[str, bytes], runs: list[tuple[Report, Project]]) -> int:
+    """``rlguard fix -``: the fixed source to stdout (unchanged if nothing applies), the rest to stderr."""
+    path, data = stdin
+    if not runs:  # excluded (--force-exclude): pass the text through untouched
+        sys.stdout.buffer.write(data)
+        return EXIT_CLEAN
+    _, project = runs[0]
+    outcome = fix_bytes(path, data, FixRequest(project.settings, project.index, args.unsafe_fixes, project.config))
+    sys.stdout.buffer.write(outcome.fixed or data)
+    sys.stdout.flush()
+    if outcome.error:
+        print(f"{path}: not fixed: {outcome.error}", file=sys.stderr)
+    for finding, reason in outcome.remaining:
+        print(f"{text.line(finding)}  ({reason})", file=sys.stderr)
+    return EXIT_FINDINGS if outcome.remaining else EXIT_CLEAN
+
+
+def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
     applied: Counter = Counter()
     changed = 0
-    for outcome in outcomes:
-        remaining.extend(outcome.remaining)
-        if outcome.error:
-            print(f"{outcome.path}: not fixed: {outcome.error}", file=sys.stderr)
-            continue
-        if outcome.fixed is None:
-            continue
-        if args.diff:
-            sys.stdout.write(_diff(outcome))
-            changed += 1
-            applied.update(outcome.applied)
-            continue
-        try:
-            write_if_unchanged(outcome.path, outcome.original, outcome.fixed)
-        except WriteError as error:
-            print(f"{outcome.path}: not fixed: {error}", file=sys.stderr)
-            continue
-        changed += 1
-        applied.update(outcome.applied)
+    remaining: list[tuple[Finding, str]] = []
+    for report, project in runs:
+        changed += _fix_run(args, report, project, applied, remaining)
     if not args.quiet:
         _fix_summary(args, applied, changed, remaining)
     if args.diff:
@@ -116,7 +199,49 @@ def _fix(args: argparse.Namespace, report: Report, project: Project) -> int:
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
 
 
+def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied: Counter,
+             remaining: list[tuple[Finding, str]]) -> int:
+    """Fix one configuration's files; counts go into ``applied`` and ``remaining``. Returns the files changed."""
+    fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
+    for path in [p for p in fixable if notebook.is_notebook(p)]:
+        print(f"{path}: not fixed: rlguard does not rewrite notebooks; apply the fixes in the notebook", file=sys.stderr)
+    fixable = [p for p in fixable if not notebook.is_notebook(p)]
+    request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config)
+    outcomes = run_all(functools.partial(fix_file, request=request), fixable, args.jobs or default_jobs(),
+                       lambda path, reason: FileFix(path, error=reason))
+    by_path = {o.path: o for o in outcomes}
+    remaining.extend((f, _unfixed_reason(f)) for f in report.findings if f.path not in by_path)
+    changed = 0
+    for outcome in outcomes:
+        remaining.extend(outcome.remaining)
+        if outcome.error:
+            print(f"{outcome.path}: not fixed: {outcome.error}", file=sys.stderr)
+            continue
+        if outcome.fixed is None or outcome.original is None:
+            continue
+        if args.diff:
+            sys.stdout.write(_diff(outcome))
+        else:
+            try:
+                write_if_unchanged(outcome.path, outcome.original, outcome.fixed)
+            except WriteError as error:
+                print(f"{outcome.path}: not fixed: {error}", file=sys.stderr)
+                continue
+        changed += 1
+        applied.update(outcome.applied)
+    return changed
+
+
+def _unfixed_reason(finding: Finding) -> str:
+    if finding.fix is None:
+        return "no automatic fix"
+    if notebook.is_notebook(finding.path):
+        return "in a notebook; apply the fix by hand"
+    return "unsafe fix; apply with --unsafe-fixes"
+
+
 def _diff(outcome: FileFix) -> str:
+    assert outcome.original is not None and outcome.fixed is not None, "only changed files are diffed"
     before = outcome.original.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     after = outcome.fixed.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     name = os.path.relpath(outcome.path).replace(os.sep, "/")  # `a/x.py`, as git writes diff headers

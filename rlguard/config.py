@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import os
 import re
 import sys
@@ -42,6 +43,16 @@ class Config:
     timeout: float = 10.0  # seconds per file
     max_file_size: int = 10_000_000  # bytes
 
+    def excludes(self, path: str) -> bool:
+        """Whether ``exclude`` matches this file (its path relative to the root, any folder on it, or its name)."""
+        relative = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
+        parts = relative.split("/")
+        folders = ["/".join(parts[:n]) for n in range(1, len(parts))]
+        return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(parts[-1], p)
+                   or any(fnmatch.fnmatch(f, p.rstrip("/")) or fnmatch.fnmatch(f.rpartition("/")[2], p.rstrip("/"))
+                          for f in folders)
+                   for p in self.exclude)
+
     def ignored_codes(self, path: str) -> list[str]:
         """Codes that ``per-file-ignores`` switches off for this file."""
         relative = os.path.relpath(path, self.root).replace(os.sep, "/")
@@ -60,16 +71,62 @@ def find_pyproject(start: str) -> str | None:
         current = parent
 
 
+_ROOT_MARKERS = (".git", ".hg", ".svn")
+
+
+def project_root(start: str) -> str | None:
+    """The nearest folder at or above ``start`` that holds a version-control marker (``.git``)."""
+    current = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in _ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def config_for(path: str) -> Config:
+    """The configuration of one file: the nearest ``pyproject.toml`` with a ``[tool.rlguard]`` table,
+    searched from the file's folder up to the project root. Without one, the defaults, rooted at the
+    project root (or, outside any repository, the working folder), which is also where the cache goes."""
+    folder = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    return _config_in(folder, project_root(folder))
+
+
+@functools.lru_cache(maxsize=256)
+def _config_in(folder: str, root: str | None) -> Config:
+    current = folder
+    while True:
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate):
+            document = _read_toml(candidate)
+            if "rlguard" in document.get("tool", {}):
+                return parse_config(document["tool"]["rlguard"], candidate)
+        parent = os.path.dirname(current)
+        if current == root or parent == current:
+            return Config(root=root or os.path.abspath("."))
+        current = parent
+
+
+def clear_config_cache() -> None:
+    """Forget configurations read so far (a long-lived process calls this when a pyproject.toml changes)."""
+    _config_in.cache_clear()
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from None
+
+
 def load_config(start: str = ".") -> Config:
     path = find_pyproject(start)
     if path is None:
         return Config(root=os.path.abspath(start if os.path.isdir(start) else "."))
-    try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read: {error}") from None
-    section = document.get("tool", {}).get("rlguard", {})
+    section = _read_toml(path).get("tool", {}).get("rlguard", {})
     return parse_config(section, path)
 
 

@@ -81,8 +81,12 @@ def rule_page(rule: type[Rule]) -> str:
 
 
 def explain(code: str) -> str | None:
-    rule = RULES_BY_CODE.get(code.strip().upper())
-    return rule_page(rule) if rule else None
+    """The page of a rule or an engine diagnostic: every code `rlguard rules` lists."""
+    code = code.strip().upper()
+    rule = RULES_BY_CODE.get(code)
+    if rule is not None:
+        return rule_page(rule)
+    return _engine_page(code, ENGINE_CODES[code]) if code in ENGINE_CODES else None
 
 
 # ---------------------------------------------------------------------------------------------

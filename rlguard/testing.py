@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from dataclasses import replace
 from typing import Any
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from rlguard.config import Config
 from rlguard.engine.findings import Finding
@@ -37,11 +39,21 @@ def check_source(source: str, *, select: Sequence[str] | None = None, target: st
                  options: Mapping[str, Mapping[str, Any]] | None = None,
                  extra_files: Mapping[str, str] | None = None) -> list[Finding]:
     """Findings in ``source`` (checked as example.py beside ``extra_files``), from a real engine run."""
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory() as root, _inside(root):
         _write(root, {**(extra_files or {}), MAIN_FILE: source})
-        report, _ = check([root], _config(root, options), RunOptions(select=select, jobs=1, use_cache=False), _target(target))
-        main = os.path.join(root, MAIN_FILE)
-        return [f for f in report.findings if f.path == main]
+        report, _ = check(["."], _config(root, options), RunOptions(select=select, jobs=1, use_cache=False), _target(target))
+        # Run from the project's folder, as a user would: other files are named relative to it.
+        return [replace(f, path=os.path.join(root, f.path)) for f in report.findings if f.path == MAIN_FILE]
+
+
+@contextlib.contextmanager
+def _inside(folder: str) -> Iterator[None]:
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
 
 
 def fix_source(source: str, *, unsafe: bool = False, select: Sequence[str] | None = None,

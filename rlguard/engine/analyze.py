@@ -120,7 +120,10 @@ def _analyze_file(path: str, settings: Settings, index: ProjectIndex | None) -> 
 
 
 def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectIndex | None = None,
-                  facts_only: bool = False) -> Analysis:
+                  facts_only: bool = False, locate_all: bool = False) -> Analysis:
+    """Check one file's bytes. ``locate_all`` positions every report in the one codegen pass, also
+    those that wait on the index: right for text checked in this process (stdin, an editor buffer),
+    which would otherwise be parsed and walked a second time to locate them."""
     decoded = decode(data)
     if isinstance(decoded, ParseError):
         return _parse_error(path, decoded)
@@ -137,7 +140,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
     if isinstance(module, ParseError):
         return _parse_error(path, module)
     try:
-        return _check_module(path, decoded, module, codes, settings, index)
+        return _check_module(path, decoded, module, codes, settings, index, locate_all)
     except RecursionError:
         return _internal_error(path, decoded, "too deeply nested to analyse")
     except Exception as error:  # a rule bug must not end the run: report it on this file
@@ -155,7 +158,7 @@ def _internal_error(path: str, source: Source, message: str) -> Analysis:
 
 
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
-                  index: ProjectIndex | None) -> Analysis:
+                  index: ProjectIndex | None, locate_all: bool = False) -> Analysis:
     module_name, is_package = module_name_for(path)
     ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index)
     ctx.declare_definitions(module)
@@ -168,7 +171,7 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     reports = [(type(rule), report) for rule in rules for report in rule.reports]
     # Positions cost a codegen pass over the whole file. Reports that wait on the index are
     # usually dropped by it, so they are located later, and only if they stand (see ``locate``).
-    definite = [report.node for _, report in reports if not report.requires]
+    definite = [report.node for _, report in reports if locate_all or not report.requires]
     spans = spans_for(module, definite) if definite else {}
     pending = [_pending(path, rule, report, number, spans) for number, (rule, report) in enumerate(reports)]
     suppressions = find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
@@ -194,7 +197,7 @@ def _register(rule: Rule, on_visit: dict, on_leave: dict) -> None:
 def _pending(path: str, rule: type[Rule], report: Report, number: int, spans: dict[int, Span]) -> PendingFinding:
     span = spans.get(id(report.node))
     fix = FixSummary(report.fix.applicability, report.fix.description) if report.fix else None
-    return PendingFinding(Finding(path, span, rule.code, rule.name, report.message, fix), report.requires, number)
+    return PendingFinding(Finding(path, span, rule.code, rule.name, report.message, fix, report.remedy), report.requires, number)
 
 
 def locate(analysis: Analysis, findings: Sequence[PendingFinding]) -> list[PendingFinding]:

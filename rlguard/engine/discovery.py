@@ -12,7 +12,7 @@ SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "build", "dist", ".tox", ".nox", ".venv", "venv",
      ".mypy_cache", ".pytest_cache", ".ruff_cache", ".rlguard_cache", "node_modules", ".eggs"}
 )
-SUFFIXES = (".py", ".pyi")
+SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass

@@ -57,15 +57,29 @@ class Finding:
     span: Span | None  # None until located: reports waiting on the index get a position only if they stand
     code: str
     name: str
-    message: str
+    message: str  # the first line: what is wrong and why, in about 120 characters
     fix: FixSummary | None = None
+    remedy: str = ""  # how to fix it by hand; reporters print it below the message
+    cell: int | None = None  # in a notebook: the cell, and ``span`` counts lines within it
+
+    @property
+    def location(self) -> str:
+        """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
+        assert self.span is not None, "findings are located before they are reported"
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.span.line}:{self.span.column}"
 
     @property
     def line(self) -> int:
         return self.span.line
 
+    @property
+    def full_message(self) -> str:
+        """The message and its remedy as one text, as json and SARIF carry it."""
+        return f"{self.message}; {self.remedy}" if self.remedy else self.message
+
     def sort_key(self) -> tuple:
-        return (self.path, self.span.line, self.span.column, self.code, self.message)
+        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code, self.message)
 
 
 @dataclass(frozen=True)

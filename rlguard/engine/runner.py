@@ -8,8 +8,9 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field, replace
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from rlguard import notebook
 from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
@@ -20,6 +21,7 @@ from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.suppress import is_suppressed
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
+from rlguard.notebook import Notebook
 from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
 
 
@@ -31,6 +33,9 @@ class RunOptions:
     jobs: int | None = None
     cache_dir: str | None = None
     use_cache: bool = True
+    # Text that replaces a file's bytes on disk (stdin, an editor's unsaved buffer), by path. Such a
+    # file need not exist; it is checked in this process.
+    sources: Mapping[str, bytes] | None = None
 
 
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
@@ -68,15 +73,21 @@ class Project:
     analyzed: int = 0  # files checked afresh in this run (the rest came from the cache)
     contents: dict[str, bytes | None] = field(default_factory=dict)  # as read for this run
     cache: ResultCache | None = None
+    notebooks: dict[str, Notebook] = field(default_factory=dict)  # their code, checked as one module each
 
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
-    found = discover(paths, config.exclude, config.root)
+    sources = {display_path(path): data for path, data in (options.sources or {}).items()}
+    found = discover([p for p in paths if display_path(p) not in sources], config.exclude, config.root)
+    found.files = sorted({*(display_path(path) for path in found.files), *(p for p in map(display_path, paths) if p in sources)})
     codes = selected_codes(config, options, target)
-    contents = {path: _read(path) for path in found.files}
+    contents = {path: sources[path] if path in sources else _read(path) for path in found.files}
+    notebooks = _notebooks(contents)
+    sources = {**sources, **{path: nb.source for path, nb in notebooks.items() if isinstance(nb, Notebook)}}
     settings = build_settings(config, codes, target, [c for c in contents.values() if c is not None])
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
-    project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache)
+    project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
+                      notebooks={path: nb for path, nb in notebooks.items() if isinstance(nb, Notebook)})
 
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -85,10 +96,14 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         cached = cache.get(cache.key(path, data)) if cache is not None and data is not None else None
         if cached is not None:
             results[path] = cached
+        elif isinstance(error := notebooks.get(path), notebook.NotebookError):
+            results[path] = FileResult(path, [PendingFinding(engine_finding(path, "RLG000", 1, 1, str(error)))])
+        elif path in sources:
+            results[path] = analyze_bytes(path, sources[path], settings, locate_all=True).result
         else:
             todo.append(path)
     fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed)
-    project.analyzed = len(todo)
+    project.analyzed = len(todo) + sum(1 for path in found.files if path in sources)
     for path, result in zip(todo, fresh, strict=False):
         results[path] = result
         data = contents[path]
@@ -97,6 +112,34 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     project.results = [results[path] for path in found.files]
     project.index = _build_index(project, cache, contents)
     return project
+
+
+def _notebooks(contents: Mapping[str, bytes | None]) -> dict[str, Notebook | notebook.NotebookError]:
+    """The notebooks among the files, read into Python, or why one cannot be read."""
+    found: dict[str, Notebook | notebook.NotebookError] = {}
+    for path, data in contents.items():
+        if notebook.is_notebook(path) and data is not None:
+            try:
+                found[path] = notebook.read(data)
+            except notebook.NotebookError as error:
+                found[path] = error
+    return found
+
+
+def _in_cell(finding: Finding, found: Notebook) -> Finding:
+    """A finding on the joined code of a notebook, placed on its cell."""
+    assert finding.span is not None
+    cell, line = found.locate(finding.span.line)
+    shift = finding.span.line - line
+    return replace(finding, cell=cell, span=replace(finding.span, line=line, end_line=finding.span.end_line - shift))
+
+
+def display_path(path: str) -> str:
+    """A path as every report names it: relative to the working folder, without ``./``, when the
+    file is inside it; absolute otherwise."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
 def _read(path: str) -> bytes | None:
@@ -145,10 +188,10 @@ def resolve(pending: PendingFinding, index: ProjectIndex, options: dict) -> Find
     for requirement in pending.requires:
         answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
         if answer is not None:
-            message = finding.message
+            message, remedy = finding.message, finding.remedy
             for key, value in answer.items():
-                message = message.replace("{" + key + "}", value)
-            return Finding(finding.path, finding.span, finding.code, finding.name, message, finding.fix)
+                message, remedy = message.replace("{" + key + "}", value), remedy.replace("{" + key + "}", value)
+            return replace(finding, message=message, remedy=remedy)
     return None
 
 
@@ -165,12 +208,17 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
                     and not _matches(finding.code, ignored_here)]
         if any(p.finding.span is None for p in standing):
             standing = _locate(project, result, standing)
-        report.findings.extend(p.finding for p in standing
-                               if not is_suppressed(p.finding.code, p.finding.line, result.suppressions))
-        report.findings.extend(_unknown_codes(result))
+        kept = [p.finding for p in standing if not is_suppressed(p.finding.code, p.finding.line, result.suppressions)]
+        kept += _unknown_codes(result)
+        unused: list[Finding] = []
         if show_unused:
             ran = {code for code in (*project.settings.codes, *ENGINE_CODES) if not _matches(code, ignored_here)}
-            report.unused_suppressions.extend(_unused(result, ran))
+            unused = _unused(result, ran)
+        cells = project.notebooks.get(result.path)
+        if cells is not None:
+            kept, unused = [_in_cell(f, cells) for f in kept], [_in_cell(f, cells) for f in unused]
+        report.findings.extend(kept)
+        report.unused_suppressions.extend(unused)
         if result.skipped:
             project.skipped.append((result.path, result.skipped))
     report.findings.sort(key=Finding.sort_key)

@@ -58,13 +58,18 @@ def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Fin
 
 
 def fix_file(path: str, request: FixRequest) -> FileFix:
-    outcome = FileFix(path)
     try:
         with open(path, "rb") as handle:
-            outcome.original = current = handle.read()
+            data = handle.read()
     except OSError as error:
-        outcome.error = f"cannot read: {error.strerror or error}"
-        return outcome
+        return FileFix(path, error=f"cannot read: {error.strerror or error}")
+    return fix_bytes(path, data, request)
+
+
+def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
+    """Fix ``data`` as the content of ``path`` (which need not exist: stdin, an editor buffer)."""
+    outcome = FileFix(path, original=data)
+    current = data
     failed: set[str] = set()
     for _ in range(MAX_PASSES):
         analysis = analyze_bytes(path, current, request.settings, request.index)

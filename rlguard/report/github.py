@@ -26,7 +26,8 @@ def annotation(finding: Finding) -> str:
             ("endLine", span.end_line), ("endColumn", span.end_column), ("title", f"{finding.code} {finding.name}"),
         )
     )
-    return f"::error {properties}::{escape_data(finding.message)}"
+    text = f"{finding.message}\n{finding.remedy}" if finding.remedy else finding.message  # two lines in the annotation
+    return f"::error {properties}::{escape_data(text)}"
 
 
 def render(report: Report) -> str:

@@ -10,6 +10,7 @@ from rlguard.engine.findings import Finding, Report
 def as_dict(finding: Finding) -> dict:
     return {
         "path": finding.path,
+        "cell": finding.cell,
         "line": finding.span.line,
         "column": finding.span.column,
         "end_line": finding.span.end_line,
@@ -17,6 +18,7 @@ def as_dict(finding: Finding) -> dict:
         "code": finding.code,
         "name": finding.name,
         "message": finding.message,
+        "remedy": finding.remedy,
         "fix": finding.fix.to_json() if finding.fix else None,
     }
 

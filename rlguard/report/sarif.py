@@ -122,7 +122,7 @@ def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
         "level": "error",
-        "message": {"text": finding.message},
+        "message": {"text": finding.full_message},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": artifact_uri(finding.path)},

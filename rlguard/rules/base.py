@@ -47,6 +47,7 @@ class Report:
     message: str
     fix: Fix | None
     requires: tuple[Requirement, ...]
+    remedy: str = ""
 
 
 class Rule:
@@ -79,12 +80,14 @@ class Rule:
         node: cst.CSTNode,
         message: str,
         *,
+        remedy: str = "",
         fix: Fix | None = None,
         requires: tuple[Requirement, ...] = (),
     ) -> None:
-        """Record a finding. With ``requires``, it stands only if the index confirms one of them;
-        ``{placeholders}`` in the message are then filled from the index's answer."""
-        self.reports.append(Report(node, message, fix, requires))
+        """Record a finding: ``message`` says what is wrong and why in one short line (about 120
+        characters), ``remedy`` how to fix it. With ``requires``, it stands only if the index confirms
+        one of them; ``{placeholders}`` in both texts are then filled from the index's answer."""
+        self.reports.append(Report(node, message, fix, requires, remedy))
 
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str, options: Mapping[str, Any]) -> dict[str, str] | None:

@@ -262,10 +262,11 @@ def _class_block(lines: list[str], class_name: str) -> tuple[int, int]:
 
 
 def _where(defined_in: str, line: int, reported_in: str) -> str:
+    """``line N`` in the reported file; elsewhere the path as findings name files (relative to the
+    working folder), so an editor or terminal can open it."""
     if os.path.abspath(defined_in) == os.path.abspath(reported_in):
         return f"line {line}" if line else "this file"
-    relative = os.path.relpath(defined_in, os.path.dirname(os.path.abspath(reported_in))).replace(os.sep, "/")
-    return f"{relative}:{line}" if line else relative
+    return f"{defined_in}:{line}" if line else defined_in
 
 
 def _short(qualname: str) -> str:
@@ -665,7 +666,7 @@ class UncopyablePolicy(Rule):
             found = [(r[0].replace("uncopyable", "unpicklable", 1), *r[1:]) for r in found]
         requirements = tuple(dict.fromkeys(found))
         if requirements:
-            self.report(node, f"{how}: {_CAUSE % verb}. To fix it, {remedies}.", requires=requirements)
+            self.report(node, f"{how}: {_CAUSE % verb}", remedy=f"to fix it, {remedies}", requires=requirements)
 
     # ----- what an expression may be an instance of -----
     def _policies(self, expr: cst.BaseExpression, depth: int = 0,

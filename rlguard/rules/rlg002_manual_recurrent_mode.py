@@ -189,7 +189,7 @@ class ManualRecurrentMode(Rule):
             "        out = policy(batch)\n"
             "        loss = out[\"features\"].pow(2).mean()\n"
             "    return loss\n",
-            message="will crash",
+            message="raises RuntimeError: torchrl 0.8 removed",
             note="Statement form with its matching `False`: the statements between run in recurrent mode.",
         ),
         Example(
@@ -453,17 +453,16 @@ class ManualRecurrentMode(Rule):
             return
         _Planner(self, node, standing).plan()
         for cand in standing:
-            self.report(cand.call, self._message(cand), fix=cand.fix, requires=cand.requires)
+            # Why the receiver is recurrent (``X` derives from `LSTMModule`; ``) opens the remedy.
+            what = "{what}" if cand.requires else cand.verdict[2]
+            remedy = what + cand.howto.replace("{recv}", _short(cand.receiver, 40))
+            self.report(cand.call, self._message(cand), remedy=remedy, fix=cand.fix, requires=cand.requires)
 
     def _message(self, cand: _Candidate) -> str:
         text = _call_text(cand.call, cand.receiver)
-        what = "{what}" if cand.requires else cand.verdict[2]
         if self.ctx.target >= RECURRENT_METHOD_RAISES_FROM:
-            head = (f"`{text}` will crash: torchrl 0.8 removed the `set_recurrent_mode()` method of "
-                    f"LSTMModule/GRUModule and calling it raises RuntimeError{what}")
-        else:
-            head = f"`{text}` is deprecated since torchrl 0.7 and raises RuntimeError from 0.8 on{what}"
-        return f"{head}; {cand.howto.replace('{recv}', _short(cand.receiver, 40))}"
+            return f"`{text}` raises RuntimeError: torchrl 0.8 removed this method of LSTMModule/GRUModule"
+        return f"`{text}` is deprecated since torchrl 0.7 and raises RuntimeError from 0.8 on"
 
     def is_recurrent_context(self, node: cst.CSTNode) -> bool:
         """``with set_recurrent_mode(True):`` (any alias, default or "recurrent" mode)."""
@@ -522,7 +521,7 @@ def _class_verdict(index: ProjectIndex, qualname: str, path: str, skip_self: boo
             if skip_self:
                 continue
         if name in RECURRENT_MODULES:
-            return "yes", f" (`{_short_name(qualname)}` derives from `{_short_name(name)}`)"
+            return "yes", f"`{_short_name(qualname)}` derives from `{_short_name(name)}`; "
         if facts is not None and METHOD in facts.methods:
             return "no", ""
     if not linted:
@@ -541,7 +540,7 @@ def _attr_verdict(index: ProjectIndex, qualname: str, attr: str, path: str) -> t
                 verdicts.append(("unknown", ""))
             else:
                 verdict, why = _class_verdict(index, fact.callee, facts.path)
-                verdicts.append((verdict, why or f" (`{attr}` is built by `{_short_name(fact.callee)}(...)`)"))
+                verdicts.append((verdict, why or f"`{attr}` is built by `{_short_name(fact.callee)}(...)`; "))
     if not verdicts:
         return "unknown", ""
     yes = next((v for v in verdicts if v[0] == "yes"), None)

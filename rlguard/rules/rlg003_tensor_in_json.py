@@ -249,17 +249,19 @@ class TensorInJson(Rule):
 
     def _judge(self, dump: _Dump, expected: set[int]) -> None:
         certain = [leaf for leaf in dump.leaves if leaf.certain]
-        head = f"`{dump.encoder}` cannot encode torch tensors, so this call raises TypeError: "
+        head = f"`{dump.encoder}` raises TypeError on torch tensors: "
         if not certain:
             # Every part depends on facts about classes: the complete index decides.
             requires: list[Requirement] = []
             for leaf in dump.leaves:
                 description, advice = _describe([leaf]), _advice([leaf])
                 requires.extend(("leaf", description, advice, *condition) for condition in sorted(leaf.when))
-            self.report(dump.call, head + "{leaf}; {advice}", requires=tuple(requires))
+            self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires))
             return
-        message = head + f"{_describe(certain)}; {_advice(certain)}"
-        self.report(dump.call, message, fix=self._fix(dump, expected))
+        described, remedy = _describe(certain), _advice(certain)
+        if len(head) + len(described) > _FIRST_LINE:  # the full list moves below the first line
+            described, remedy = f"{len(certain)} values it is given are tensors", f"{described}; {remedy}"
+        self.report(dump.call, head + described, remedy=remedy, fix=self._fix(dump, expected))
 
     def _fix(self, dump: _Dump, expected: set[int]) -> Fix | None:
         fixable = all(
@@ -355,6 +357,9 @@ def _describe(leaves: list[Leaf]) -> str:
             listed = shown[0]
         sentences.append(f"{listed} {one if len(parts) == 1 else many}")
     return "; ".join(sentences)
+
+
+_FIRST_LINE = 120  # characters a message's first line should stay within
 
 
 def _advice(leaves: list[Leaf]) -> str:

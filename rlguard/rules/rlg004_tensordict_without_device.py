@@ -39,10 +39,9 @@ _NOT_DATA_METHODS = frozenset(
     }
 )
 
-_WHY_DOWNSTREAM = (
-    "downstream device and pinned-memory logic skip TensorDicts whose device is None "
-    "(the root of the pinned-buffer bug)"
-)
+_WHY_DOWNSTREAM = "device and pinned-memory logic skip it"
+_ADVICE = ("pass the device of the data it is built from (e.g. `device=td.device`); TensorDicts whose device "
+           "is None are the root of the pinned-buffer bug")
 
 
 @dataclass
@@ -231,7 +230,7 @@ class TensorDictWithoutDevice(Rule):
             "    return TensorDict({\"obs\": data[\"obs\"], \"next_obs\": data[\"next\", \"obs\"]}, batch_size=data.batch_size, "
             "device=data.device)\n\n\n"
             "rb = ReplayBuffer(storage=LazyTensorStorage(100_000), transform=to_pairs, pin_memory=True)\n",
-            message="`transform=`",
+            message="a `ReplayBuffer` transform",
             note="A plain function passed as a replay buffer's `transform=` is a transform: with "
             "`pin_memory=True`, its device-less samples come back unpinned.",
         ),
@@ -439,15 +438,14 @@ class TensorDictWithoutDevice(Rule):
                 continue  # scratch or internal state, not what the transform hands on
             buffer = self._buffer_of(candidate)
             what = "`TensorDict(..., device=None)`" if candidate.written_none else "`TensorDict(...)` without a device"
-            advice = "pass the device of the data it is built from (e.g. `device=td.device`)"
             if buffer is not None:
                 where, owner = buffer
-                message = f"{what} inside `{where}`, the `transform=` of a `{owner}`: {_WHY_DOWNSTREAM}; {advice}"
+                message = f"{what} in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
                 direct = bool(candidate.functions) and where == candidate.functions[-1]
-                self.report(candidate.call, message, fix=candidate.function_fix if direct else None)
+                self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.function_fix if direct else None)
             elif candidate.class_qualname is not None and self._builds_output(candidate):
-                message = f"{what} inside the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}; {advice}"
-                self.report(candidate.call, message, fix=candidate.class_fix,
+                message = f"{what} in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
+                self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.class_fix,
                             requires=(("transform", candidate.class_qualname),))
 
     def _builds_output(self, candidate: _Candidate) -> bool:

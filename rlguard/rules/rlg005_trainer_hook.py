@@ -39,6 +39,15 @@ _CONSEQUENCES = {
 }
 
 
+def _remedy(name: str, valid: tuple[str, ...]) -> str:
+    closest = difflib.get_close_matches(name, valid, n=1, cutoff=0.0)
+    remedy = f"the closest valid destination is `{closest[0]}`" if closest else "use a destination the Trainer accepts"
+    newest = trainer_hooks_for((999,))
+    if name in newest and name not in TRAINER_HOOKS_ORIGINAL:
+        remedy += f" (`{name}` exists from torchrl 0.14)"
+    return remedy
+
+
 def _version(target: tuple[int, ...]) -> str:
     return ".".join(str(part) for part in target)
 
@@ -209,9 +218,9 @@ class TrainerHook(Rule):
         cls = self.ctx.current_class
         if cls is None or cls.qualname in self._abstract or not self._may_be_hook(cls.qualname):
             return
-        message = (f"`{cls.name}` subclasses `TrainerHookBase` but neither defines nor inherits {{missing}}: "
-                   f"the base versions raise `NotImplementedError`, so {{consequences}}")
-        self.report(node, message, requires=(("hook-methods", cls.qualname),))
+        message = f"`{cls.name}` lacks {{missing}} of `TrainerHookBase`, whose base versions raise NotImplementedError"
+        self.report(node, message, remedy="implement {missing}: without it, {consequences}",
+                    requires=(("hook-methods", cls.qualname),))
 
     def _may_be_hook(self, qualname: str, depth: int = 0) -> bool:
         """False when no base, followed through this file's classes, can lead to TrainerHookBase."""
@@ -245,20 +254,10 @@ class TrainerHook(Rule):
         requires = self._trainer_requirements(func.value, strict=func.attr.value == "register_hook")
         if requires is None:
             return
-        self.report(node, self._message(func.attr.value, name, valid), fix=self._fix(literal, name, valid),
-                    requires=requires)
-
-    def _message(self, method: str, name: str, valid: tuple[str, ...]) -> str:
-        closest = difflib.get_close_matches(name, valid, n=1, cutoff=0.0)
-        version = _version(self.ctx.target)
-        message = (f"`{method}({name!r}, ...)`: {name!r} is not a hook destination torchrl {version} accepts, "
-                   f"so `Trainer.{method}` raises `RuntimeError`")
-        if closest:
-            message += f"; the closest valid destination is `{closest[0]}`"
-        newest = trainer_hooks_for((999,))
-        if name in newest and name not in TRAINER_HOOKS_ORIGINAL:
-            message += f" (`{name}` exists from torchrl 0.14)"
-        return message
+        method = func.attr.value
+        message = (f"`{method}({name!r}, ...)` raises `RuntimeError`: {name!r} is not a hook destination in "
+                   f"torchrl {_version(self.ctx.target)}")
+        self.report(node, message, remedy=_remedy(name, valid), fix=self._fix(literal, name, valid), requires=requires)
 
     @staticmethod
     def _fix(literal: cst.BaseExpression, name: str, valid: tuple[str, ...]) -> Fix | None:

@@ -165,20 +165,18 @@ class RemovedCollectorName(Rule):
             old = _old_name(self.ctx.qualname(part)) if isinstance(part, cst.Attribute) else None
             if old is not None:
                 new = COLLECTOR_RENAMES[old]
-                message = (f"`{old}` was removed in torchrl 0.13, so the annotation `{dotted_name(part)}` names "
-                           f"nothing and type checkers and `typing.get_type_hints` fail on it; use `{new}` "
-                           f"(the same collector, renamed in 0.11)")
+                message = (f"`{old}` was removed in torchrl 0.13: the annotation `{dotted_name(part)}` names nothing, "
+                           f"so type checkers and `typing.get_type_hints` fail on it")
                 edit = Edit(reference.literal, _renamed(reference, [part.attr], new))
-                self.report(reference.literal, message, fix=self._fix(old, [edit]))
+                self.report(reference.literal, message, remedy=_remedy(old), fix=self._fix(old, [edit]))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_uses.add(id(node.attr))
         old = _old_name(self.ctx.qualname(node))
         if old is not None and dotted_name(node.value) is not None:
             new = COLLECTOR_RENAMES[old]
-            message = (f"`{old}` was removed in torchrl 0.13 and `{dotted_name(node)}` raises AttributeError at "
-                       f"run time; use `{new}` (the same collector, renamed in 0.11)")
-            self.report(node, message, fix=self._fix(old, [Edit(node.attr, cst.Name(new))]))
+            message = f"`{old}` was removed in torchrl 0.13: `{dotted_name(node)}` raises AttributeError at run time"
+            self.report(node, message, remedy=_remedy(old), fix=self._fix(old, [Edit(node.attr, cst.Name(new))]))
 
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) in self._not_uses:
@@ -205,12 +203,12 @@ class RemovedCollectorName(Rule):
                 fix = self._fix(old, [*_remove_alias(statement, alias), *uses])
             else:
                 fix = self._fix(old, [Edit(name_node, cst.Name(new)), *uses])
-            self.report(alias, self._message(old), fix=fix)
+            self.report(alias, f"`{old}` was removed in torchrl 0.13: this import fails at run time", remedy=_remedy(old),
+                        fix=fix)
         for use, old in self._star_uses:
             new = COLLECTOR_RENAMES[old]
-            message = (f"`{old}` was removed in torchrl 0.13, so the star import no longer provides it and this "
-                       f"name fails at run time; use `{new}` (the same collector, renamed in 0.11)")
-            self.report(use, message, fix=self._fix(old, [Edit(use, cst.Name(new))]))
+            message = f"`{old}` was removed in torchrl 0.13: the star import no longer provides it, so this name fails"
+            self.report(use, message, remedy=_remedy(old), fix=self._fix(old, [Edit(use, cst.Name(new))]))
 
     def _reference_edits(self, old: str, new: str) -> list[Edit]:
         """Rewrites of the annotation strings that name ``old``."""
@@ -230,13 +228,13 @@ class RemovedCollectorName(Rule):
         return bool(index is not None and module and
                     any(path != self.ctx.path for path in index.importers(f"{module}.{old}")))
 
-    def _message(self, old: str) -> str:
-        return (f"`{old}` was removed in torchrl 0.13 and this import fails at run time; "
-                f"use `{COLLECTOR_RENAMES[old]}` (the same collector, renamed in 0.11)")
-
     @staticmethod
     def _fix(old: str, edits: list[Edit]) -> Fix:
         return Fix("safe", f"Rename `{old}` to `{COLLECTOR_RENAMES[old]}`", tuple(edits))
+
+
+def _remedy(old: str) -> str:
+    return f"use `{COLLECTOR_RENAMES[old]}` (the same collector, renamed in 0.11)"
 
 
 def _renamed(reference: ForwardReference, names: list[cst.Name], new: str) -> cst.SimpleString:

@@ -45,8 +45,8 @@ def test_hook_manifest():
         assert hook["language"] == "python"
         assert hook["types_or"] == ["python", "pyi"]
         assert hook["require_serial"] is True  # the project-wide class index must see every file at once
-    assert hooks["rlguard"]["entry"] == "rlguard check"
-    assert hooks["rlguard-fix"]["entry"] == "rlguard fix"
+    assert hooks["rlguard"]["entry"] == "rlguard check --force-exclude"
+    assert hooks["rlguard-fix"]["entry"] == "rlguard fix --force-exclude"
 
 
 def test_try_repo_check_hook_fails_on_the_risky_file(tmp_path, hook_repo):
@@ -56,10 +56,23 @@ def test_try_repo_check_hook_fails_on_the_risky_file(tmp_path, hook_repo):
     assert result.returncode == 1, output
     assert "rlguard" in output and "Failed" in output
     assert "train.py:1:32: RLG006" in output
-    assert "use `Collector`" in output
+    assert "    Use `Collector`" in output
     assert "stubs/types.pyi:1:32: RLG006" in output  # types_or: pyi files are checked too
     assert "clean.py" not in output
     assert (repo / "train.py").read_text() == RISKY  # the check hook never writes
+
+
+def test_configured_exclude_holds_under_pre_commit(tmp_path, hook_repo):
+    """pre-commit names each file; `exclude` in [tool.rlguard] still applies (the hooks pass --force-exclude)."""
+    config = '[tool.rlguard]\nexclude = ["generated/"]\n'
+    repo = make_repo(tmp_path / "project", {"pyproject.toml": config, "generated/old.py": RISKY, "clean.py": CLEAN})
+    result = pre_commit(repo, tmp_path / "home", "try-repo", str(hook_repo[0]), "rlguard", "--all-files")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "Passed" in output, output
+    (repo / "train.py").write_text(RISKY)  # the same code outside the excluded folder still fails
+    subprocess.run(["git", "add", "train.py"], cwd=repo, env=clean_env(), check=True)
+    result = pre_commit(repo, tmp_path / "home", "try-repo", str(hook_repo[0]), "rlguard", "--all-files")
+    assert result.returncode == 1 and "train.py:1:32: RLG006" in result.stdout + result.stderr
 
 
 def test_try_repo_clean_repo_passes_both_hooks(tmp_path, hook_repo):

@@ -106,7 +106,7 @@ def test_results_regions_rule_index_and_uris(validator):
         assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"] == finding.code
         region = result["locations"][0]["physicalLocation"]["region"]
         assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == (finding.line, 2, finding.line, 9)
-        assert result["message"]["text"] == finding.message
+        assert result["message"]["text"] == finding.full_message
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
     assert uris == ["src/a.py", "pkg/we%2Cird%3Aname%20%231.py", "file:///abs/dir/x%20y.py"]
 

@@ -33,7 +33,7 @@ def test_invalid_example_is_flagged(rule, example):
                 if f.code == rule.code]
     assert findings, f"{rule.code} did not flag:\n{example.code}"
     if example.message is not None:
-        assert any(example.message in f.message for f in findings), [f.message for f in findings]
+        assert any(example.message in f.full_message for f in findings), [f.full_message for f in findings]
 
 
 @pytest.mark.parametrize("rule, example", [p for p in INVALID if p.values[1].fixed is not None])

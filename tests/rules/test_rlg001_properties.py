@@ -103,7 +103,7 @@ def test_reported_once_on_the_site_line_whatever_the_spelling(program, crlf):
     found = _rlg001(source)
     if expected:
         assert [f.line for f in found] == [site_line], source
-        assert "`self.member` holds" in found[0].message
+        assert "`self.member` holds" in found[0].full_message
     else:
         assert found == [], source
 

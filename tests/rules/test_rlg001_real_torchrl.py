@@ -70,7 +70,7 @@ def test_collector_with_policy_device_crashes_and_is_flagged(tmp_path):
     [finding] = _rlg001(code)
     assert finding.line == code.splitlines().index(
         'collector = Collector(env, policy, frames_per_batch=8, total_frames=16, policy_device="cpu:0")') + 1
-    assert "`self.lock` holds a thread lock" in finding.message
+    assert "`self.lock` holds a thread lock" in finding.full_message
     with pytest.raises(TypeError, match="cannot pickle '_thread.lock' object"):
         _run(tmp_path, code)
 
@@ -126,7 +126,7 @@ def test_policy_factory_does_not_avoid_the_single_process_copy(tmp_path):
     """The message says so: a Collector moves the factory's policy to policy_device by deep-copying it too."""
     code = FACTORY.format(extra=', policy_device="cpu:0"')
     [finding] = _rlg001(code)
-    assert "deep-copies the policy that `policy_factory` builds" in finding.message
+    assert "deep-copies the policy that `policy_factory` builds" in finding.full_message
     with pytest.raises(TypeError, match="cannot pickle"):
         _run(tmp_path, code)
 
@@ -205,7 +205,7 @@ loss = DQNLoss(qnet, action_space="one-hot")
 
     copying = base + 'net = loss.get_stateful_net("value_network")\n'
     [finding] = _rlg001(copying)
-    assert "`get_stateful_net` deep-copies" in finding.message
+    assert "`get_stateful_net` deep-copies" in finding.full_message
     with pytest.raises(TypeError, match="cannot pickle"):
         _run(tmp_path, copying)
 

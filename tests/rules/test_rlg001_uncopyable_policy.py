@@ -32,7 +32,7 @@ def findings(code: str, **kwargs):
 
 
 def flagged(code: str, **kwargs) -> list[str]:
-    return [f.message for f in findings(code, **kwargs)]
+    return [f.full_message for f in findings(code, **kwargs)]
 
 
 def lines(code: str, **kwargs) -> list[int]:

@@ -326,7 +326,7 @@ def test_super_call_gets_no_fix():
         """)
     assert fix(source, unsafe=True) == source
     (finding,) = remaining(source)
-    assert "the parent method is gone" in finding.message
+    assert "the parent method is gone" in finding.full_message
 
 
 # ----- value form -----
@@ -565,5 +565,5 @@ def test_recurrent_dqn_script_with_a_main_function():
 def test_target_0_7_gets_the_same_fix():
     source = HEADER + "lstm.set_recurrent_mode(True)\nout = lstm(data)\nlstm.set_recurrent_mode(False)\n"
     assert fix(source, target="0.7") == fix(source)
-    assert all("deprecated since torchrl 0.7" in f.message for f in remaining(source, target="0.7"))
+    assert all("deprecated since torchrl 0.7" in f.full_message for f in remaining(source, target="0.7"))
     assert fix(source, target="0.6") == source

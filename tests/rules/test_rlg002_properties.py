@@ -125,7 +125,7 @@ def programs(draw):
 def test_fix_leaves_no_finding_is_idempotent_and_parses(source):
     ast.parse(source)  # the generator makes valid programs
     before = [f for f in check_source(source, select=["RLG002"]) if f.code == "RLG002"]
-    assert before and all(f.fix is not None for f in before), [f.message for f in before]
+    assert before and all(f.fix is not None for f in before), [f.full_message for f in before]
     fixed = fix_source(source, unsafe=True, select=["RLG002"])
     ast.parse(fixed)
     assert [f for f in check_source(fixed, select=["RLG002"]) if f.code == "RLG002"] == []

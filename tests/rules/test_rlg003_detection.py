@@ -49,9 +49,9 @@ PPO_LOGGING = """
 
 def test_ppo_summary_with_tensor_reductions_is_flagged():
     (finding,) = findings(PPO_LOGGING)
-    assert "`final.max()` (in `summary`)" in finding.message
-    assert "`final[-1]` (in `summary`)" in finding.message
-    assert "TypeError" in finding.message
+    assert "`final.max()` (in `summary`)" in finding.full_message
+    assert "`final[-1]` (in `summary`)" in finding.full_message
+    assert "TypeError" in finding.full_message
     assert finding.line == 25  # the json.dump line
     assert finding.fix is not None and finding.fix.applicability == "safe"
 
@@ -135,7 +135,7 @@ def test_tuples_of_tensors_are_flagged_without_fix(payload):
         obs = torch.randn(4, 3)
         json.dumps({payload})
     """)
-    assert "tuple of tensors" in finding.message
+    assert "tuple of tensors" in finding.full_message
     assert finding.fix is None
 
 
@@ -161,7 +161,7 @@ def test_parameters_and_state_dicts(payload, part):
         assert found == []  # list() and dict() of them: not followed
         return
     (finding,) = found
-    assert f"`{part}`" in finding.message and "torch.save" in finding.message
+    assert f"`{part}`" in finding.full_message and "torch.save" in finding.full_message
     assert finding.fix is None
 
 
@@ -290,7 +290,7 @@ def test_aliases_of_encoders(imports, call):
         weights = th.ones(3)
         {call}({{"w": weights}}{extra})
     """)
-    assert len(found) == 1 and "`weights`" in found[0].message
+    assert len(found) == 1 and "`weights`" in found[0].full_message
 
 
 @pytest.mark.parametrize("source", [
@@ -411,7 +411,7 @@ def test_comprehension_of_tensors_is_flagged():
 
         json.dumps({"noise": [torch.randn(2) for _ in range(3)]})
     """)
-    assert "`torch.randn(2)`" in finding.message
+    assert "`torch.randn(2)`" in finding.full_message
 
 
 @pytest.mark.parametrize("annotation", ["Tensor", "torch.Tensor", '"Tensor"', "'torch.Tensor'"])
@@ -479,7 +479,7 @@ def test_nested_containers_through_names():
         outer = {"inner": inner, "tag": "x"}
         json.dumps(outer)
     """)
-    assert "`torch.zeros(2)` (in `inner`)" in finding.message
+    assert "`torch.zeros(2)` (in `inner`)" in finding.full_message
 
 
 def test_conditional_expression():
@@ -519,7 +519,7 @@ def test_message_names_many_parts_briefly():
 
         json.dumps([torch.zeros(1), torch.zeros(2), torch.zeros(3), torch.zeros(4), torch.zeros(5)])
     """)
-    assert "and 2 more are tensors" in finding.message
+    assert "and 2 more are tensors" in finding.full_message
 
 
 # ----- self attributes -----
@@ -537,7 +537,7 @@ def test_self_attr_assigned_a_tensor_before_the_dump():
             def save(self, f):
                 json.dump({"returns": self.returns, "count": self.count}, f)
     """)
-    assert "`self.returns` is a tensor" in finding.message
+    assert "`self.returns` is a tensor" in finding.full_message
     assert finding.fix is None  # assigned in another method: not visible in this scope
 
 
@@ -605,7 +605,7 @@ def test_self_attr_inherited_from_a_base_in_another_file():
                 json.dump({"w": self.weights}, f)
     """
     found = findings(source, extra_files=extra)
-    assert len(found) == 1 and "`self.weights` is a tensor" in found[0].message
+    assert len(found) == 1 and "`self.weights` is a tensor" in found[0].full_message
     plain = dict(extra, **{"pkg/base.py": "class Base:\n    def __init__(self):\n        self.weights = [1.0]\n"})
     assert findings(source, extra_files=plain) == []
 
@@ -619,7 +619,7 @@ def test_self_state_dict_of_module_subclass_is_flagged():
             def save(self, f):
                 json.dump(self.state_dict(), f)
     """)
-    assert "`self.state_dict()` holds a model's tensors" in finding.message
+    assert "`self.state_dict()` holds a model's tensors" in finding.full_message
 
 
 def test_own_state_dict_in_a_base_class_of_another_file_is_plain():

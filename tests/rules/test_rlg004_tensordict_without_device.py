@@ -45,7 +45,7 @@ def test_output_of_each_data_method_is_flagged(method, param):
     found = findings(source)
     assert len(found) == 1
     assert found[0].line == 7
-    assert "pinned-memory" in found[0].message and "MyTransform" in found[0].message
+    assert "pinned-memory" in found[0].full_message and "MyTransform" in found[0].full_message
     assert found[0].fix is not None and found[0].fix.applicability == "safe"
 
 
@@ -58,12 +58,12 @@ def test_reported_on_the_line_where_the_call_begins():
 def test_device_none_written_out_is_flagged():
     source = transform("return TensorDict({'x': next_tensordict['x']}, batch_size=[], device=None)")
     (finding,) = findings(source)
-    assert "device=None" in finding.message
+    assert "device=None" in finding.full_message
 
 
 def test_third_positional_none_is_flagged():
     (finding,) = findings(transform("return TensorDict({'x': next_tensordict['x']}, [], None)"))
-    assert "device=None" in finding.message
+    assert "device=None" in finding.full_message
 
 
 def test_keyword_entries_without_source():
@@ -262,7 +262,7 @@ def test_base_through_a_local_class():
     source = HEAD + ("class Base(Transform):\n    pass\n\n\nclass Mid(Base):\n    pass\n\n\n"
                      "class Leaf(Mid):\n    def forward(self, td):\n        return TensorDict({'x': td['x']}, [])\n")
     (finding,) = findings(source)
-    assert "`Leaf`" in finding.message
+    assert "`Leaf`" in finding.full_message
 
 
 def test_base_defined_in_another_file():
@@ -307,7 +307,7 @@ def test_function_defined_before_the_buffer():
     source = RB_HEAD + ("def to_obs(data):\n    return TensorDict({'obs': data['obs']}, batch_size=data.batch_size)\n\n\n"
                         "rb = ReplayBuffer(storage=LazyTensorStorage(1000), transform=to_obs)\n")
     (finding,) = findings(source)
-    assert "`to_obs`" in finding.message and "`ReplayBuffer`" in finding.message
+    assert "`to_obs`" in finding.full_message and "`ReplayBuffer`" in finding.full_message
     assert finding.fix.applicability == "safe"
 
 
@@ -323,7 +323,7 @@ def test_function_defined_after_the_buffer():
 def test_lambda_transform():
     source = RB_HEAD + "rb = ReplayBuffer(storage=LazyTensorStorage(10), transform=lambda td: TensorDict({'o': td['o']}, []))\n"
     (finding,) = findings(source)
-    assert "`lambda`" in finding.message and finding.fix is None
+    assert "`lambda`" in finding.full_message and finding.fix is None
 
 
 @pytest.mark.parametrize("imports, ctor", [

@@ -123,7 +123,7 @@ class CountSteps(TrainerHookBase):
 
 def test_hook_without_state_dict_breaks_the_checkpoint(trainer, tmp_path):
     (finding,) = rlg005(HOOK)
-    assert "`state_dict`, `load_state_dict`" in finding.message
+    assert "`state_dict`, `load_state_dict`" in finding.full_message
     path = tmp_path / "hook.py"
     path.write_text(HOOK)
     hook = runpy.run_path(str(path))["CountSteps"]()  # TrainerHookBase is not an ABC: this works

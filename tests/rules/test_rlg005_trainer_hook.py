@@ -55,8 +55,8 @@ def test_missing_methods_are_named(defined, missing):
     (finding,) = findings(hook(defined))
     assert finding.line == 4  # the class statement
     for method in ("state_dict", "load_state_dict", "register"):
-        assert (f"`{method}`" in finding.message.split(":")[0]) == (method in missing)
-    assert "NotImplementedError" in finding.message
+        assert (f"`{method}`" in finding.full_message.split(":")[0]) == (method in missing)
+    assert "NotImplementedError" in finding.full_message
     assert finding.fix is None
 
 
@@ -76,7 +76,7 @@ def test_inherited_methods_count():
     )
     found = findings(source)
     assert [f.line for f in found] == [4]  # only the base lacks register; the leaf has everything
-    assert "`register`" in found[0].message
+    assert "`register`" in found[0].full_message
 
 
 def test_partially_inherited_methods():
@@ -85,7 +85,7 @@ def test_partially_inherited_methods():
         "class Flush(Stateless):\n    def register(self, trainer, name='flush'):\n"
         "        trainer.register_op('post_epoch_log', self)\n"
     )
-    messages = {f.line: f.message for f in findings(source)}
+    messages = {f.line: f.full_message for f in findings(source)}
     assert "`load_state_dict`" in messages[9] and "`state_dict`" not in messages[9].split(":")[0]
 
 
@@ -98,7 +98,7 @@ def test_abstract_intermediate_base_is_not_reported():
         "class PrintHook(LoggingHook):\n    def log(self, batch):\n        print(batch)\n"
     )
     (finding,) = findings(source)
-    assert "`PrintHook`" in finding.message and "`register`" in finding.message
+    assert "`PrintHook`" in finding.full_message and "`register`" in finding.full_message
 
 
 def test_base_in_another_file():
@@ -110,7 +110,7 @@ def test_base_in_another_file():
     incomplete = "from pkg import Stateless\n\n\nclass Tick(Stateless):\n    pass\n"
     assert findings(complete, extra_files=extra) == []
     (finding,) = findings(incomplete, extra_files=extra)
-    assert "`register`" in finding.message
+    assert "`register`" in finding.full_message
 
 
 @pytest.mark.parametrize("head, base", [
@@ -137,7 +137,7 @@ def test_nn_module_after_the_hook_base_does_not():
         "    def register(self, trainer, name='norm'):\n        trainer.register_op('batch_process', self)\n"
     )
     (finding,) = findings(source)
-    assert "`state_dict`, `load_state_dict`" in finding.message
+    assert "`state_dict`, `load_state_dict`" in finding.full_message
 
 
 def test_unknown_mixin_before_the_hook_base_may_provide_methods():
@@ -184,13 +184,13 @@ def test_version_tables_match_the_issue():
 def test_misspelled_destination():
     (finding,) = findings(TRAINER + "trainer.register_op('post_step', log_reward)\n")
     assert finding.line == 5
-    assert "RuntimeError" in finding.message and "closest valid destination is `post_steps`" in finding.message
+    assert "RuntimeError" in finding.full_message and "closest valid destination is `post_steps`" in finding.full_message
     assert finding.fix.applicability == "unsafe"
 
 
 def test_closest_name_for_a_far_typo():
     (finding,) = findings(TRAINER + "trainer.register_op('after_optimizer_step', op)\n")
-    assert "closest valid destination is `" in finding.message
+    assert "closest valid destination is `" in finding.full_message
     assert finding.fix is None
 
 
@@ -199,7 +199,7 @@ def test_new_destinations_on_older_targets(dest):
     source = TRAINER + f"trainer.register_op({dest!r}, op)\n"
     assert findings(source, target="0.14") == []
     (finding,) = findings(source, target="0.13")
-    assert "torchrl 0.13 accepts" in finding.message and "exists from torchrl 0.14" in finding.message
+    assert "destination in torchrl 0.13" in finding.full_message and "exists from torchrl 0.14" in finding.full_message
 
 
 def test_keyword_destination():

@@ -108,7 +108,7 @@ def test_every_use_of_an_alias_is_left_alone():
 
 def test_attribute_use_message_names_the_failing_expression():
     (finding,) = findings("import torchrl.collectors as tc\n\ntc.SyncDataCollector(env, policy)\n")
-    assert "`tc.SyncDataCollector` raises AttributeError" in finding.message and "`Collector`" in finding.message
+    assert "`tc.SyncDataCollector` raises AttributeError" in finding.full_message and "`Collector`" in finding.full_message
 
 
 # ----- versions -----
@@ -135,7 +135,7 @@ def test_file_importing_both_names_drops_the_old_one():
             return Collector(env, policy)
     """
     (finding,) = findings(source)
-    assert "`SyncDataCollector`" in finding.message
+    assert "`SyncDataCollector`" in finding.full_message
     fixed = fix(source)
     assert "from torchrl.collectors import Collector\n" in fixed
     assert "return Collector(env, policy)\n            return Collector(env, policy)" not in fixed
@@ -285,7 +285,7 @@ def test_dotted_string_annotation_is_flagged_where_the_module_is_torchrls():
             pass
     """)
     assert [(f.line, f.span.column) for f in found] == [(5, 12)]
-    assert "annotation `tc.SyncDataCollector` names nothing" in found[0].message
+    assert "annotation `tc.SyncDataCollector` names nothing" in found[0].full_message
 
 
 def test_string_annotations_with_several_old_names_are_all_renamed():
