@@ -14,6 +14,13 @@ Applicability = Literal["safe", "unsafe"]
 # if at least one of them holds once every file has been indexed.
 Requirement = tuple[str, ...]
 
+# Diagnostics the engine itself emits; they are not rules and cannot be selected away.
+ENGINE_CODES: dict[str, str] = {
+    "RLG000": "parse-error",
+    "RLG100": "unused-suppression",
+    "RLG999": "internal-error",
+}
+
 
 @dataclass(frozen=True)
 class Edit:

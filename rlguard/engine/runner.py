@@ -14,13 +14,13 @@ from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import discover
-from rlguard.engine.findings import Finding, PendingFinding, Report, Span
+from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span
 from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
 from rlguard.engine.prefilter import derived_class_names
+from rlguard.engine.rule_api import Rule, registered_rules
 from rlguard.engine.suppress import is_suppressed
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
-from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,15 @@ class RunOptions:
     use_cache: bool = True
 
 
+def rules_by_code() -> dict[str, type[Rule]]:
+    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them)."""
+    return {rule.code: rule for rule in registered_rules()}
+
+
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
     select = list(options.select or config.select or ["ALL"])
     ignore = [*config.ignore, *options.ignore]
-    chosen = [r.code for r in RULES if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
+    chosen = [r.code for r in registered_rules() if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
     return tuple(chosen)
 
 
@@ -45,14 +50,16 @@ def _matches(code: str, patterns: Sequence[str]) -> bool:
 
 
 def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
-    options = {code: {**RULES_BY_CODE[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
-    tokens = {code: RULES_BY_CODE[code].prefilter_tokens(target.version) for code in codes}
+    rules = rules_by_code()
+    options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
+    tokens = {code: rules[code].prefilter_tokens(target.version) for code in codes}
     # A rule's class group is also met by a subclass of its roots, even through classes in other files.
     class_conditions = {
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
-        for code in codes if (rule := RULES_BY_CODE[code]).class_roots
+        for code in codes if (rule := rules[code]).class_roots
     }
-    return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout)
+    return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
+                    {code: rules[code] for code in codes})
 
 
 @dataclass
@@ -141,7 +148,7 @@ def resolve(pending: PendingFinding, index: ProjectIndex, options: dict) -> Find
     finding = pending.finding
     if not pending.requires:
         return finding
-    rule = RULES_BY_CODE[finding.code]
+    rule = rules_by_code()[finding.code]
     for requirement in pending.requires:
         answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
         if answer is not None:
@@ -195,7 +202,7 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
 
 def _unknown_codes(result: FileResult) -> list[Finding]:
     """A suppression naming an rlguard code that does not exist is a mistake worth reporting."""
-    known = set(RULES_BY_CODE) | set(ENGINE_CODES)
+    known = set(rules_by_code()) | set(ENGINE_CODES)
     return [
         engine_finding(result.path, "RLG100", s.line, 1, f"suppression names unknown rule code {code}")
         for s in result.suppressions for code in sorted(s.codes or ()) if code.startswith("RLG") and code not in known

@@ -14,7 +14,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+# The newest torchrl release the rules were written against; the default target.
+NEWEST_KNOWN_TORCHRL = (0, 14, 1)
 
 _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
