@@ -15,8 +15,9 @@ from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import discover
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span
-from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
+from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
+from rlguard.engine.project import ModuleResolver
 from rlguard.engine.rule_api import Rule, registered_rules
 from rlguard.engine.suppress import is_suppressed
 from rlguard.engine.target import Target
@@ -119,14 +120,13 @@ def _crashed(path: str, reason: str) -> FileResult:
 
 
 def _build_index(project: Project, cache: ResultCache | None, contents: dict[str, bytes | None]) -> ProjectIndex:
-    module_files: dict[str, list[str]] = {}
-    for path in project.files:
-        module_files.setdefault(module_name_for(path)[0], []).append(path)
-
     def load(path: str) -> FileFacts | None:
-        """Index a file the pre-filter skipped, because a requirement names one of its classes."""
-        data = contents.get(path)
-        if data is None:
+        """Index a file a requirement reaches: skipped by the pre-filter, or not given at all.
+
+        Only facts are kept: findings are never reported in a file that was not asked for.
+        """
+        data = contents[path] if path in contents else _read(path)
+        if data is None or len(data) > project.settings.max_file_size:
             return None
         key = cache.key(path, data) + "-facts" if cache is not None else ""
         cached = cache.get(key) if cache is not None else None
@@ -136,7 +136,7 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
                 cache.put(key, cached)
         return cached.facts
 
-    index = ProjectIndex(module_files, load)
+    index = ProjectIndex(load, ModuleResolver().resolve)
     for result in project.results:
         if result.facts is not None:
             index.add(result.facts)

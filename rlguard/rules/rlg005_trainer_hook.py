@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import libcst as cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
-from rlguard.engine.index import ClassFacts, ProjectIndex
+from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
     TRAINER_HOOK_BASES,
@@ -355,7 +355,8 @@ def _is_abstractmethod(decorator: cst.BaseExpression) -> bool:
 
 def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]:
     """Hook methods that resolve, along the class's MRO, to TrainerHookBase's abstract ones."""
-    order = _mro(qualname, index, path)
+    # TrainerHookBase (linted or not) is a leaf: its own bases do not matter.
+    order = index.mro(qualname, path, leaf=lambda name: name in TRAINER_HOOK_BASES)
     if order is None or not any(name in TRAINER_HOOK_BASES for name, _ in order):
         return []
     missing = []
@@ -372,48 +373,3 @@ def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]
             if known is None or method in known:
                 break  # a library class we cannot see may define it
     return missing
-
-
-def _mro(qualname: str, index: ProjectIndex, path: str) -> list[tuple[str, ClassFacts | None]] | None:
-    """C3 linearisation over the index (library classes are leaves); None when it cannot be computed."""
-    memo: dict[str, list[tuple[str, ClassFacts | None]] | None] = {}
-
-    def linearise(name: str, near: str, depth: int) -> list[tuple[str, ClassFacts | None]] | None:
-        facts = index.get_class(name, near)
-        key = facts.qualname if facts is not None else name
-        if key in memo:
-            return memo[key]
-        if depth > 32:
-            return None
-        memo[key] = None  # cycle guard
-        if name in TRAINER_HOOK_BASES or key in TRAINER_HOOK_BASES or facts is None:
-            # TrainerHookBase (linted or not) and library classes are leaves: their bases do not matter.
-            leaf = name if name in TRAINER_HOOK_BASES or facts is None else key
-            memo[key] = [(leaf, facts)]
-            return memo[key]
-        bases = [base for base in facts.bases if base != "?"]
-        parents = [linearise(base, facts.path, depth + 1) for base in bases]
-        if any(p is None for p in parents):
-            return None
-        merged = _merge([list(p) for p in parents] + [[p[0] for p in parents]])  # type: ignore[index]
-        result = None if merged is None else [(key, facts), *merged]
-        memo[key] = result
-        return result
-
-    return linearise(qualname, path, 0)
-
-
-def _merge(sequences: list[list[tuple[str, Any]]]) -> list[tuple[str, Any]] | None:
-    result: list[tuple[str, Any]] = []
-    sequences = [s for s in sequences if s]
-    while sequences:
-        for sequence in sequences:
-            head = sequence[0][0]
-            if not any(head in (name for name, _ in s[1:]) for s in sequences):
-                break
-        else:
-            return None  # no consistent order
-        result.append(sequence[0])
-        sequences = [[item for item in s if item[0] != head] for s in sequences]
-        sequences = [s for s in sequences if s]
-    return result

@@ -1,0 +1,151 @@
+"""The project a file belongs to, and where its first-party imports lead on disk.
+
+The linter sees a project the way Python and a type checker do, whatever paths were given:
+``rlguard check scripts/collect.py`` follows ``from pkg.models import Policy`` to
+``pkg/models.py`` exactly as ``rlguard check .`` does. Only files an import reaches are read.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+from collections.abc import Iterable
+
+from rlguard.engine.index import module_name_for
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+_SOURCE_SUFFIXES = (".py", ".pyi")
+# Libraries a project may carry its own copy of (``third_party/rl/torchrl``); searched this deep.
+VENDORABLE = ("torchrl", "tensordict")
+_VENDOR_DEPTH = 3
+_VERSION = re.compile(r"""^\s*(?:__version__|version)\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
+_METADATA_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
+_PYPROJECT_VERSION = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=4096)
+def project_root(path: str) -> str:
+    """The nearest folder at or above ``path`` holding a project marker; the file's folder if none."""
+    start = os.path.abspath(path)
+    current = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in _ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start if os.path.isdir(start) else os.path.dirname(start)
+        current = parent
+
+
+def package_top(path: str) -> str:
+    """The folder a file's package chain starts in: what ``sys.path`` holds to import it as named."""
+    directory = os.path.dirname(os.path.abspath(path))
+    module, is_package = module_name_for(path)
+    depth = module.count(".") + (1 if is_package else 0) if module else 0
+    for _ in range(depth):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+@functools.lru_cache(maxsize=256)
+def vendored_library(root: str, name: str) -> tuple[str, str | None] | None:
+    """A copy of library ``name`` inside the project: (the folder holding the package, its version).
+
+    The version comes from the copy's own metadata (``*.dist-info``/``*.egg-info``, ``PKG-INFO``,
+    ``pyproject.toml``) or its ``version.py``; None when it states none.
+    """
+    for depth in range(_VENDOR_DEPTH + 1):
+        pattern = os.path.join(root, *(["*"] * depth), name, "__init__.py")
+        for init in sorted(glob.glob(pattern)):
+            package = os.path.dirname(init)
+            if _skipped(os.path.relpath(package, root)):
+                continue
+            return os.path.dirname(package), _vendored_version(package, name)
+    return None
+
+
+def _skipped(relative: str) -> bool:
+    """Virtual environments and build folders hold installed copies, not vendored ones."""
+    parts = relative.replace(os.sep, "/").split("/")
+    return any(part.startswith(".") or part in ("build", "dist", "site-packages", "venv", "node_modules") for part in parts)
+
+
+def _vendored_version(package: str, name: str) -> str | None:
+    holder = os.path.dirname(package)
+    for candidate in sorted(os.listdir(holder)):
+        if candidate.startswith(f"{name}-") and candidate.endswith((".dist-info", ".egg-info")):
+            for file in ("METADATA", "PKG-INFO"):
+                found = _search(os.path.join(holder, candidate, file), _METADATA_VERSION)
+                if found:
+                    return found
+    for path, pattern in ((os.path.join(holder, "PKG-INFO"), _METADATA_VERSION),
+                          (os.path.join(holder, "pyproject.toml"), _PYPROJECT_VERSION),
+                          (os.path.join(package, "version.py"), _VERSION),
+                          (os.path.join(package, "_version.py"), _VERSION),
+                          (os.path.join(holder, "version.txt"), re.compile(r"^\s*(\S+)"))):
+        found = _search(path, pattern)
+        if found:
+            return found
+    return None
+
+
+def _search(path: str, pattern: re.Pattern[str]) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            match = pattern.search(handle.read(200_000))
+    except OSError:
+        return None
+    return match.group(1) if match else None
+
+
+class ModuleResolver:
+    """Where a first-party module lives on disk, as seen from a file that imports it.
+
+    The search follows Python's: the importing file's own top folder (a script's folder is
+    ``sys.path[0]``), the project root, its ``src/`` folder, and folders holding a vendored
+    torchrl or tensordict. Packages with and without ``__init__.py`` (namespace packages) resolve.
+    """
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+
+    def search_roots(self, near: str) -> tuple[str, ...]:
+        """The folders imports made in ``near`` are searched in, in order."""
+        return _search_roots(near)
+
+    def resolve(self, module: str, near: str) -> tuple[str, ...]:
+        """Files that define ``module`` (a module file or a package's ``__init__``), first match first."""
+        roots = self.search_roots(os.path.abspath(near) if near else near)
+        key = (module, roots)
+        if key not in self._found:
+            self._found[key] = _files_of(module, roots)
+        return self._found[key]
+
+
+@functools.lru_cache(maxsize=4096)
+def _search_roots(near: str) -> tuple[str, ...]:
+    if not near:
+        return ()
+    root = project_root(near)
+    roots = [package_top(near), root, os.path.join(root, "src")]
+    for name in VENDORABLE:
+        vendored = vendored_library(root, name)
+        if vendored is not None:
+            roots.append(vendored[0])
+    return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
+
+
+def _files_of(module: str, roots: Iterable[str]) -> tuple[str, ...]:
+    if not module or not all(part.isidentifier() for part in module.split(".")):
+        return ()
+    relative = os.path.join(*module.split("."))
+    for root in roots:
+        # A package wins over a module of the same name, as in Python's own finder.
+        for candidate in (*(os.path.join(relative, "__init__" + s) for s in _SOURCE_SUFFIXES),
+                          *(relative + s for s in _SOURCE_SUFFIXES)):
+            path = os.path.join(root, candidate)
+            if os.path.isfile(path):
+                return (os.path.normpath(path),)
+    return ()
