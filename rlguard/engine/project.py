@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 from rlguard.engine.index import module_name_for
+from rlguard.engine.names import absolute_module
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _SOURCE_SUFFIXES = (".py", ".pyi")
@@ -149,3 +150,80 @@ def _files_of(module: str, roots: Iterable[str]) -> tuple[str, ...]:
             if os.path.isfile(path):
                 return (os.path.normpath(path),)
     return ()
+
+
+_CLASS_BASES = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_WORD = re.compile(rb"\w+")
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
+_MAX_REACHED = 2000  # files read to follow class bases, however large the project
+
+
+def reached_by_class_bases(given: dict[str, bytes | None], resolver: ModuleResolver) -> dict[str, bytes]:
+    """Sources of the files that the class statements of ``given`` reach through imports, transitively.
+
+    The pre-filter decides from text whether a class derives from a rule's root class; a base
+    defined in another file is read from that file, whether or not it was given, so checking
+    one file decides as checking the project does.
+    """
+    seen = {os.path.abspath(path) for path in given}
+    reached: dict[str, bytes] = {}
+    queue = [(path, data) for path, data in given.items() if data is not None]
+    while queue and len(reached) < _MAX_REACHED:
+        path, data = queue.pop()
+        for module in _base_modules(path, data):
+            for found in resolver.resolve(module, path):
+                key = os.path.abspath(found)
+                if key in seen:
+                    continue
+                seen.add(key)
+                text = _read_bytes(found)
+                if text is not None:
+                    reached[found] = text
+                    queue.append((found, text))
+    return reached
+
+
+def _base_modules(path: str, data: bytes) -> set[str]:
+    """Modules (and candidate submodules) that the names in a file's class bases are imported from."""
+    if b"class" not in data:
+        return set()
+    words = {w for bases in _CLASS_BASES.findall(data) for w in _WORD.findall(bases)}
+    if not words:
+        return set()
+    module, is_package = module_name_for(path)
+    modules: set[str] = set()
+    for source, names in _FROM_IMPORT.findall(data):
+        text = source.decode()
+        level = len(text) - len(text.lstrip("."))
+        absolute = absolute_module(text[level:] or None, level, module, is_package)
+        if absolute is None:
+            continue
+        for imported, local in _aliases(names):
+            if local in words:
+                modules.update((absolute, f"{absolute}.{imported.decode()}"))
+    for names in _IMPORT.findall(data):
+        for imported, local in _aliases(names):
+            if local in words or imported.split(b".")[0] in words:
+                modules.add(imported.decode())
+    return modules
+
+
+def _aliases(names: bytes) -> list[tuple[bytes, bytes]]:
+    """(imported name, local name) pairs of an import list such as ``(a as b, c)``."""
+    pairs = []
+    for item in names.strip(b"()").replace(b"\\\n", b" ").split(b","):
+        parts = item.split()
+        if len(parts) == 3 and parts[1] == b"as":
+            pairs.append((parts[0], parts[2]))
+        elif len(parts) == 1:
+            pairs.append((parts[0], parts[0].split(b".")[0]))
+    return pairs
+
+
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None

@@ -17,7 +17,7 @@ from rlguard.engine.discovery import discover
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
-from rlguard.engine.project import ModuleResolver
+from rlguard.engine.project import ModuleResolver, reached_by_class_bases
 from rlguard.engine.rule_api import Rule, registered_rules
 from rlguard.engine.suppress import is_suppressed
 from rlguard.engine.target import Target
@@ -82,7 +82,11 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     found = discover(paths, config.exclude, config.root)
     codes = selected_codes(config, options, target)
     contents = {path: _read(path) for path in found.files}
-    settings = build_settings(config, codes, target, [c for c in contents.values() if c is not None])
+    resolver = ModuleResolver()
+    sources = [c for c in contents.values() if c is not None]
+    if any(rules_by_code()[code].class_roots for code in codes):
+        sources += reached_by_class_bases(contents, resolver).values()  # bases defined in files not given
+    settings = build_settings(config, codes, target, sources)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache)
 
@@ -103,7 +107,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         if cache is not None and data is not None and result.skipped is None:
             cache.put(cache.key(path, data), result)
     project.results = [results[path] for path in found.files]
-    project.index = _build_index(project, cache, contents)
+    project.index = _build_index(project, cache, contents, resolver)
     return project
 
 
@@ -119,7 +123,8 @@ def _crashed(path: str, reason: str) -> FileResult:
     return FileResult(path, skipped=reason)
 
 
-def _build_index(project: Project, cache: ResultCache | None, contents: dict[str, bytes | None]) -> ProjectIndex:
+def _build_index(project: Project, cache: ResultCache | None, contents: dict[str, bytes | None],
+                 resolver: ModuleResolver) -> ProjectIndex:
     def load(path: str) -> FileFacts | None:
         """Index a file a requirement reaches: skipped by the pre-filter, or not given at all.
 
@@ -136,7 +141,7 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
                 cache.put(key, cached)
         return cached.facts
 
-    index = ProjectIndex(load, ModuleResolver().resolve)
+    index = ProjectIndex(load, resolver.resolve)
     for result in project.results:
         if result.facts is not None:
             index.add(result.facts)
