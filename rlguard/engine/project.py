@@ -163,50 +163,57 @@ def reached_by_class_bases(given: dict[str, bytes | None], resolver: ModuleResol
     """Sources of the files that the class statements of ``given`` reach through imports, transitively.
 
     The pre-filter decides from text whether a class derives from a rule's root class; a base
-    defined in another file is read from that file, whether or not it was given, so checking
-    one file decides as checking the project does.
+    defined in another file is read from that file (through re-exports too), whether or not it
+    was given, so checking one file decides as checking the project does.
     """
-    seen = {os.path.abspath(path) for path in given}
+    given_paths = {os.path.abspath(path) for path in given}
+    wanted: dict[str, set[bytes]] = {}  # by absolute path: the names looked for in that file
     reached: dict[str, bytes] = {}
-    queue = [(path, data) for path, data in given.items() if data is not None]
+    queue = [(path, data, _base_words(data)) for path, data in given.items() if data is not None]
     while queue and len(reached) < _MAX_REACHED:
-        path, data = queue.pop()
-        for module in _base_modules(path, data):
+        path, data, names = queue.pop()
+        for module, imported in _modules_providing(path, data, names | _base_words(data)):
             for found in resolver.resolve(module, path):
                 key = os.path.abspath(found)
-                if key in seen:
+                known = wanted.setdefault(key, set())
+                if key in given_paths or imported <= known:
                     continue
-                seen.add(key)
-                text = _read_bytes(found)
+                known |= imported
+                text = reached.get(found) or _read_bytes(found)
                 if text is not None:
                     reached[found] = text
-                    queue.append((found, text))
+                    queue.append((found, text, set(known)))
     return reached
 
 
-def _base_modules(path: str, data: bytes) -> set[str]:
-    """Modules (and candidate submodules) that the names in a file's class bases are imported from."""
+def _base_words(data: bytes) -> set[bytes]:
+    """Words in a file's class bases: ``class A(pkg.Base, Mixin)`` gives pkg, Base and Mixin."""
     if b"class" not in data:
         return set()
-    words = {w for bases in _CLASS_BASES.findall(data) for w in _WORD.findall(bases)}
-    if not words:
-        return set()
+    return {w for bases in _CLASS_BASES.findall(data) for w in _WORD.findall(bases)}
+
+
+def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[str, set[bytes]]]:
+    """(module, names to look for there) for the imports in a file that bind one of ``names``."""
+    if not names:
+        return []
     module, is_package = module_name_for(path)
-    modules: set[str] = set()
-    for source, names in _FROM_IMPORT.findall(data):
+    found: list[tuple[str, set[bytes]]] = []
+    for source, imports in _FROM_IMPORT.findall(data):
         text = source.decode()
         level = len(text) - len(text.lstrip("."))
         absolute = absolute_module(text[level:] or None, level, module, is_package)
         if absolute is None:
             continue
-        for imported, local in _aliases(names):
-            if local in words:
-                modules.update((absolute, f"{absolute}.{imported.decode()}"))
-    for names in _IMPORT.findall(data):
-        for imported, local in _aliases(names):
-            if local in words or imported.split(b".")[0] in words:
-                modules.add(imported.decode())
-    return modules
+        for imported, local in _aliases(imports):
+            if local in names:
+                # ``from pkg import models`` may name a submodule, whose classes are then looked for.
+                found += [(absolute, {imported}), (f"{absolute}.{imported.decode()}", names)]
+    for imports in _IMPORT.findall(data):
+        for imported, local in _aliases(imports):
+            if local in names or imported.split(b".")[0] in names:
+                found.append((imported.decode(), names))
+    return found
 
 
 def _aliases(names: bytes) -> list[tuple[bytes, bytes]]:
