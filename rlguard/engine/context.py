@@ -169,6 +169,8 @@ class FileContext:
         enclosing = self.scopes[-1]
         if enclosing.kind == "class" and enclosing.class_facts is not None:
             enclosing.class_facts.methods.add(node.name.value)
+            if only_raises_not_implemented(node):
+                enclosing.class_facts.stubs.add(node.name.value)
         if len(self.scopes) == 1:
             self.imports.add_local_definition(node.name.value)
             enclosing.bindings.pop(node.name.value, None)
@@ -298,6 +300,24 @@ class FileContext:
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.callee(resolved)
         cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self)))
+
+
+def only_raises_not_implemented(node: cst.FunctionDef) -> bool:
+    """A body of (a docstring and) ``raise NotImplementedError`` or ``raise NotImplementedError(...)``."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+    statements = [s for s in body if not _is_docstring(s)]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    small = statements[0].body
+    if len(small) != 1 or not isinstance(small[0], cst.Raise) or small[0].exc is None:
+        return False
+    raised = small[0].exc.func if isinstance(small[0].exc, cst.Call) else small[0].exc
+    return isinstance(raised, cst.Name) and raised.value == "NotImplementedError"
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
 
 
 def has_starred(elements: Sequence[cst.BaseElement]) -> bool:

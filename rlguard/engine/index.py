@@ -28,6 +28,8 @@ class ClassFacts:
     bases: tuple[str, ...]  # qualified names; unresolvable bases are kept as written
     decorators: tuple[str, ...] = ()
     methods: set[str] = field(default_factory=set)
+    # Methods whose body only raises NotImplementedError: defined, but failing like a missing one.
+    stubs: set[str] = field(default_factory=set)
     attrs: dict[str, list[AttrFact]] = field(default_factory=dict)
 
     @property

@@ -68,7 +68,7 @@ class TrainerHook(Rule):
         "(`save_trainer`) crashes hours into training; a hook that is not registered as a module has its "
         "state silently left out of checkpoints. Methods inherited from any base class in the linted "
         "files count; a class that declares abstract methods itself is an abstract base and is not "
-        "reported.\n\n"
+        "reported. A method whose body only raises `NotImplementedError` counts as missing.\n\n"
         "**Unknown destinations.** `trainer.register_op(dest, op)` accepts a fixed set of destinations and "
         "raises `RuntimeError` for any other (a typo such as `\"post_step\"`). The set depends on the "
         "torchrl version: torchrl 0.14 added `pre_epoch`, `post_epoch`, `pre_epoch_log`, `post_epoch_log`, "
@@ -90,6 +90,19 @@ class TrainerHook(Rule):
     class_roots = frozenset({"TrainerHookBase"})
     class_group = 0
     valid = (
+        Example(
+            "from torchrl.trainers import TrainerHookBase\n\n\n"
+            "class Flush(TrainerHookBase):\n"
+            "    def state_dict(self):\n"
+            "        if self.closed:\n"
+            "            raise NotImplementedError(\"closed\")\n"
+            "        return {}\n\n"
+            "    def load_state_dict(self, state_dict):\n"
+            "        pass\n\n"
+            "    def register(self, trainer, name=\"flush\"):\n"
+            "        trainer.register_module(name, self)\n",
+            note="A method that raises `NotImplementedError` only on some path is a working method.",
+        ),
         Example(
             "from torchrl.trainers import TrainerHookBase\n\n\n"
             "class CountSteps(TrainerHookBase):\n"
@@ -192,6 +205,19 @@ class TrainerHook(Rule):
             message="`load_state_dict`",
             note="Bases in other files are followed: `state_dict` is inherited, `load_state_dict` is not.",
         ),
+        Example(
+            "from torchrl.trainers import TrainerHookBase\n\n\n"
+            "class Flush(TrainerHookBase):\n"
+            "    def state_dict(self):\n"
+            "        \"Not checkpointed yet.\"\n"
+            "        raise NotImplementedError\n\n"
+            "    def load_state_dict(self, state_dict):\n"
+            "        pass\n\n"
+            "    def register(self, trainer, name=\"flush\"):\n"
+            "        trainer.register_module(name, self)\n",
+            message="`state_dict`",
+            note="A method whose body only raises `NotImplementedError` fails at the first checkpoint like a missing one.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -209,8 +235,8 @@ class TrainerHook(Rule):
         cls = self.ctx.current_class
         if cls is None or cls.qualname in self._abstract or not self._may_be_hook(cls.qualname):
             return
-        message = (f"`{cls.name}` subclasses `TrainerHookBase` but neither defines nor inherits {{missing}}: "
-                   f"the base versions raise `NotImplementedError`, so {{consequences}}")
+        message = (f"`{cls.name}` subclasses `TrainerHookBase` but neither defines nor inherits a working {{missing}}: "
+                   f"the base versions, like a body that only raises it, raise `NotImplementedError`, so {{consequences}}")
         self.report(node, message, requires=(("hook-methods", cls.qualname),))
 
     def _may_be_hook(self, qualname: str, depth: int = 0) -> bool:
@@ -366,6 +392,8 @@ def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]
                 missing.append(method)
                 break
             if facts is not None:
+                if method in facts.stubs:  # defined only to raise NotImplementedError: fails the same way
+                    missing.append(method)
                 if method in facts.methods:
                     break
                 continue
