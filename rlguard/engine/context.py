@@ -72,13 +72,73 @@ class FileContext:
 
     def lookup(self, name: str) -> Binding | None:
         """The binding of a name as seen from the current scope (class scopes are not enclosing)."""
+        found = self.find_binding(name)
+        return found[0] if found is not None else None
+
+    def find_binding(self, name: str) -> tuple[Binding, bool] | None:
+        """Like ``lookup``, with whether the binding is in the innermost scope."""
+        position = self._binding_scope(name)
+        if position is None:
+            return None
+        return self.scopes[position].bindings[name], position == len(self.scopes) - 1
+
+    def _binding_scope(self, name: str) -> int | None:
         innermost = len(self.scopes) - 1
         for position in range(innermost, -1, -1):
             scope = self.scopes[position]
             if scope.kind == "class" and position != innermost:
                 continue
             if name in scope.bindings:
-                return scope.bindings[name]
+                return position
+        return None
+
+    # The shape of the place being walked. Rules ask these, never the scope tables.
+    @property
+    def at_module_level(self) -> bool:
+        return len(self.scopes) == 1
+
+    def in_class_body(self) -> bool:
+        """Directly in a class body (not in one of its methods)."""
+        return self.scopes[-1].kind == "class"
+
+    @property
+    def scope_node(self) -> cst.CSTNode | None:
+        """The function or class whose body is being walked; None at module level."""
+        return self.scopes[-1].node
+
+    def method_class(self) -> ClassFacts | None:
+        """The class, when the innermost scope is one of its methods (a function directly in its body)."""
+        if len(self.scopes) >= 2 and self.scopes[-1].kind == "function" and self.scopes[-2].kind == "class":
+            return self.scopes[-2].class_facts
+        return None
+
+    def current_method(self) -> cst.FunctionDef | None:
+        """The method being walked directly (not a function nested in it)."""
+        return self.scopes[-1].node if self.method_class() is not None else None  # type: ignore[return-value]
+
+    def enclosing_method(self) -> cst.FunctionDef | None:
+        """The method of the innermost class being walked, nested functions included."""
+        for position in range(len(self.scopes) - 1, 0, -1):
+            if self.scopes[position].kind == "class":
+                return None
+            if self.scopes[position].kind == "function" and self.scopes[position - 1].kind == "class":
+                return self.scopes[position].node  # type: ignore[return-value]
+        return None
+
+    def is_self(self, name: str) -> bool:
+        """``name`` is, where it is read, the ``self`` parameter of a method (nested functions
+        included), not rebound since: the one answer every rule uses."""
+        position = self._binding_scope(name)
+        if position is None:
+            return False
+        scope = self.scopes[position]
+        binding = scope.bindings[name]
+        return scope.self_name == name and binding.value is None and not binding.opaque
+
+    def self_class(self, node: cst.BaseExpression) -> ClassFacts | None:
+        """The class an expression is an instance of when it is ``self``."""
+        if isinstance(node, cst.Name) and self.is_self(node.value):
+            return self.current_class
         return None
 
     def qualname(self, node: cst.CSTNode) -> str | None:
@@ -122,21 +182,12 @@ class FileContext:
 
     def self_name(self) -> str | None:
         """Name of ``self`` when directly inside a method."""
-        scope = self.scopes[-1]
-        if scope.kind == "function" and len(self.scopes) >= 2 and self.scopes[-2].kind == "class":
-            return scope.self_name
-        return None
+        return self.scopes[-1].self_name if self.method_class() is not None else None
 
     def is_self_attr(self, node: cst.CSTNode) -> str | None:
         """``attr`` when node is ``self.attr`` inside a method, else None."""
-        if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
-            and self.current_class is not None
-        ):
-            for scope in reversed(self.scopes):
-                if scope.kind == "function" and scope.self_name == node.value.value:
-                    return node.attr.value
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.is_self(node.value.value):
+            return node.attr.value
         return None
 
     # ----- updates, called by the traversal -----

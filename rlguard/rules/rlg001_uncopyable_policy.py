@@ -699,7 +699,7 @@ class UncopyablePolicy(Rule):
     def _name_policies(self, name: str, depth: int, shadow: dict[str, Any]) -> list[Requirement]:
         if name in self._marked:
             return []
-        if self._is_self(name):
+        if self.ctx.is_self(name):
             cls = self.ctx.current_class
             return [("uncopyable", cls.qualname)] if cls is not None else []
         binding = shadow[name] if name in shadow else self.ctx.lookup(name)
@@ -726,18 +726,6 @@ class UncopyablePolicy(Rule):
         if callee is None or callee.startswith(("builtins.", "typing.")):
             return []
         return [("uncopyable-item", callee, str(position))]
-
-    def _is_self(self, name: str) -> bool:
-        """``name`` is, where it is read, the ``self`` parameter of a method (not rebound)."""
-        scopes = self.ctx.scopes
-        for position in range(len(scopes) - 1, -1, -1):
-            scope = scopes[position]
-            if scope.kind == "class" and position != len(scopes) - 1:
-                continue
-            if name in scope.bindings:
-                binding = scope.bindings[name]
-                return scope.self_name == name and binding.value is None and not binding.opaque
-        return False
 
     @staticmethod
     def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:

@@ -303,7 +303,7 @@ class ManualRecurrentMode(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # The engine has entered the function: the enclosing scope is second from the top.
-        if node.name.value == METHOD and len(self.ctx.scopes) >= 2 and self.ctx.scopes[-2].kind == "class":
+        if node.name.value == METHOD and self.ctx.method_class() is not None:
             self._ok_names.add(id(node.name))
             self._defines_method = True
 
@@ -335,7 +335,7 @@ class ManualRecurrentMode(Rule):
         self._candidates.append(
             _Candidate(
                 node, func.value, _literal_mode(node), verdict, self.ctx.current_function,
-                self.ctx.scopes[-1].kind == "class",
+                self.ctx.in_class_body(),
             )
         )
 
@@ -362,8 +362,8 @@ class ManualRecurrentMode(Rule):
                 return unknown
             return self._of_class(callee)
         if isinstance(node, cst.Name):
-            cls = ctx.current_class
-            if cls is not None and self._is_self(node.value):
+            cls = ctx.self_class(node)
+            if cls is not None:
                 return ("class", (cls.qualname,), "")
             binding = ctx.lookup(node.value)
             if binding is None:
@@ -423,9 +423,6 @@ class ManualRecurrentMode(Rule):
         if qualname.startswith(LIBRARY_PREFIXES):
             return None  # ``nn.Module`` and the like: a supertype, the receiver stays unknown
         return ("class", (qualname,), "")
-
-    def _is_self(self, name: str) -> bool:
-        return any(scope.kind == "function" and scope.self_name == name for scope in reversed(self.ctx.scopes))
 
     # ----- reporting, once the whole file is known -----
     def leave_Module(self, node: cst.Module) -> None:

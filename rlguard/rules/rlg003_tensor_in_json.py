@@ -230,7 +230,7 @@ class TensorInJson(Rule):
         if not leaves:
             return
         dominated = [all(self._dominates(binding) for binding in leaf.bindings) for leaf in leaves]
-        scope = self.ctx.scopes[-1].node or self._module
+        scope = self.ctx.scope_node or self._module
         assert encoder is not None and scope is not None
         self._dumps.append(_Dump(node, encoder, leaves, dominated, scope))
 

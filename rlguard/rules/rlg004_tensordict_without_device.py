@@ -288,8 +288,7 @@ class TensorDictWithoutDevice(Rule):
 
     # ----- scopes -----
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        scopes = self.ctx.scopes
-        if not (len(scopes) >= 2 and scopes[-2].kind == "class"):
+        if self.ctx.method_class() is None:
             self._functions.append(node.name.value)
             self._function_nodes.append(node)
 
@@ -311,7 +310,7 @@ class TensorDictWithoutDevice(Rule):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # Runs before the engine records the binding: ``x = TensorDict(...)`` and ``x = x.select(...)``.
-        scope = id(self.ctx.scopes[-1].node)
+        scope = id(self.ctx.scope_node)
         calls = self._roots(node.value, scope)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
@@ -346,13 +345,13 @@ class TensorDictWithoutDevice(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         self._in_return += 1
         if node.value is not None:
-            self._returned |= self._roots(node.value, id(self.ctx.scopes[-1].node))
+            self._returned |= self._roots(node.value, id(self.ctx.scope_node))
         cls = self.ctx.current_class
         method = self._current_method()
         if cls is None or method is None or node.value is None:
             return
         value = self.ctx.value_of(node.value)
-        self_name = self.ctx.scopes[-1].self_name
+        self_name = self.ctx.self_name()
         if (
             isinstance(value, cst.Call)
             and isinstance(value.func, cst.Attribute)
@@ -502,26 +501,17 @@ class TensorDictWithoutDevice(Rule):
 
     def _enclosing_method(self) -> cst.FunctionDef | None:
         """The method of the innermost class that the traversal is in, nested functions included."""
-        scopes = self.ctx.scopes
-        for position in range(len(scopes) - 1, 0, -1):
-            if scopes[position].kind == "class":
-                return None
-            if scopes[position].kind == "function" and scopes[position - 1].kind == "class":
-                return scopes[position].node  # type: ignore[return-value]
-        return None
+        return self.ctx.enclosing_method()
 
     # ----- the fix -----
     def _current_method(self) -> cst.FunctionDef | None:
         """The method the call is directly in (not in a nested function or lambda)."""
-        scopes = self.ctx.scopes
-        if self._lambdas or len(scopes) < 2 or scopes[-1].kind != "function" or scopes[-2].kind != "class":
-            return None
-        return scopes[-1].node  # type: ignore[return-value]
+        return None if self._lambdas else self.ctx.current_method()
 
     def _method_parameters(self) -> list[str]:
         """The method's parameters known to hold the TensorDict it works on, the primary one first."""
         method = self._current_method()
-        if method is None or self.ctx.scopes[-1].self_name is None:
+        if method is None or self.ctx.self_name() is None:
             return []
         ordered = [*method.params.posonly_params, *method.params.params]
         known = []
@@ -532,8 +522,7 @@ class TensorDictWithoutDevice(Rule):
 
     def _function_parameters(self) -> list[str]:
         """For a plain function given as a replay buffer's ``transform=``: its first parameter."""
-        scopes = self.ctx.scopes
-        if self._lambdas or not self._function_nodes or scopes[-1].node is not self._function_nodes[-1]:
+        if self._lambdas or not self._function_nodes or self.ctx.scope_node is not self._function_nodes[-1]:
             return []
         function = self._function_nodes[-1]
         ordered = [*function.params.posonly_params, *function.params.params]

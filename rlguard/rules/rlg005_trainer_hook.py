@@ -226,8 +226,7 @@ class TrainerHook(Rule):
 
     # ----- hook classes -----
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        scopes = self.ctx.scopes
-        cls = scopes[-2].class_facts if len(scopes) >= 2 else None
+        cls = self.ctx.method_class()
         if cls is not None and any(_is_abstractmethod(d.decorator) for d in node.decorators):
             self._abstract.add(cls.qualname)
 
@@ -303,7 +302,7 @@ class TrainerHook(Rule):
         it is known not to be one. With ``strict``, an unknown receiver counts as not a Trainer."""
         unknown: tuple[Requirement, ...] | None = None if strict else ()
         ctx = self.ctx
-        if isinstance(receiver, cst.Name) and receiver.value == _self_name(ctx):
+        if isinstance(receiver, cst.Name) and ctx.is_self(receiver.value):
             cls = ctx.current_class
             return (("trainer", cls.qualname),) if cls is not None else unknown
         attr = ctx.is_self_attr(receiver)
@@ -360,17 +359,6 @@ class TrainerHook(Rule):
             "missing": ", ".join(f"`{m}`" for m in missing),
             "consequences": "; ".join(_CONSEQUENCES[m] for m in missing),
         }
-
-
-def _self_name(ctx) -> str | None:
-    """The name of ``self`` in the method the traversal is in (nested functions included)."""
-    scopes = ctx.scopes
-    for position in range(len(scopes) - 1, 0, -1):
-        if scopes[position].kind == "class":
-            return None
-        if scopes[position].kind == "function" and scopes[position - 1].kind == "class":
-            return scopes[position].self_name
-    return None
 
 
 def _is_abstractmethod(decorator: cst.BaseExpression) -> bool:
