@@ -28,7 +28,10 @@ _PYPROJECT_VERSION = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.MU
 
 @functools.lru_cache(maxsize=4096)
 def project_root(path: str) -> str:
-    """The nearest folder at or above ``path`` holding a project marker; the file's folder if none."""
+    """The nearest folder at or above ``path`` holding a project marker.
+
+    Without one, the folder a file's top package sits in (a loose script's own folder).
+    """
     start = os.path.abspath(path)
     current = start if os.path.isdir(start) else os.path.dirname(start)
     while True:
@@ -36,7 +39,7 @@ def project_root(path: str) -> str:
             return current
         parent = os.path.dirname(current)
         if parent == current:
-            return start if os.path.isdir(start) else os.path.dirname(start)
+            return start if os.path.isdir(start) else package_top(start)
         current = parent
 
 

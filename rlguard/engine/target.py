@@ -9,6 +9,8 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
+from rlguard.engine.project import project_root as find_project_root, vendored_library
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -78,6 +80,9 @@ def resolve_target(flag: str | None, config_value: str | None, project_root: str
         return Target(parse_version(flag), "flag")
     if config_value:
         return Target(parse_version(config_value), "config")
+    vendored = vendored_library(find_project_root(project_root), "torchrl")
+    if vendored is not None and vendored[1]:  # the project's own copy is what its code imports
+        return Target(parse_version(vendored[1]), f"vendored copy in {vendored[0]}")
     pinned = _pinned(project_root)
     if pinned is not None:
         return pinned

@@ -292,3 +292,33 @@ def test_an_index_without_a_resolver_reads_only_what_it_was_given():
     index = ProjectIndex()
     assert index.get_class("pkg.Missing", "x.py") is None
     assert index.mro("pkg.Missing") == [("pkg.Missing", None)]
+
+
+VENDORED = {
+    ".git/HEAD": "",
+    "third_party/rl/torchrl/__init__.py": "from .version import __version__\n",
+    "third_party/rl/torchrl/version.py": "__version__ = '0.6.0'\n",
+    "third_party/rl/torchrl/collectors/__init__.py": "from .collectors import SyncDataCollector\n",
+    "third_party/rl/torchrl/collectors/collectors.py": "class SyncDataCollector:\n    pass\n",
+    "scripts/collect.py": "from torchrl.collectors import SyncDataCollector\n\ncollector = SyncDataCollector(env, policy)\n",
+}
+
+
+def test_a_vendored_torchrl_is_the_target(tmp_path):
+    from rlguard.engine.target import resolve_target
+
+    write(tmp_path, VENDORED)
+    target = resolve_target(None, None, str(tmp_path))
+    assert target.version == (0, 6, 0) and "third_party" in target.source
+    assert resolve_target("0.13", None, str(tmp_path)).version == (0, 13)  # the flag still wins
+
+
+@pytest.mark.parametrize("vendored", [True, False])
+def test_code_written_for_the_vendored_copy_is_judged_against_it(tmp_path, vendored):
+    import subprocess
+    import sys
+
+    write(tmp_path, VENDORED if vendored else {k: v for k, v in VENDORED.items() if "third_party" not in k})
+    run = subprocess.run([sys.executable, "-m", "rlguard", "check", "--no-cache", "--select", "RLG006", "scripts"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert ("RLG006" in run.stdout) is not vendored, run.stdout + run.stderr
