@@ -9,10 +9,11 @@ import libcst as cst
 
 Applicability = Literal["safe", "unsafe"]
 
-# A requirement names a question about the project-wide class index, such as
-# ("uncopyable", "pkg.mod.Policy"). A finding that carries requirements stands only
-# if at least one of them holds once every file has been indexed.
-Requirement = tuple[str, ...]
+@dataclass(frozen=True)
+class Requirement:
+    """A question about the project index that a finding waits on, such as "is ``pkg.mod.Policy``
+    uncopyable?". Rules subclass it with typed fields and answer it in ``Rule.resolve``; a finding
+    that carries requirements stands only if one of them holds once the project is indexed."""
 
 # Diagnostics the engine itself emits; they are not rules and cannot be selected away.
 ENGINE_CODES: dict[str, str] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import dataclasses
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,33 @@ _FIX_PICKLE = (
 _FIX_LOSS = f"{_HOOK}; keep that member out of the networks the loss is given; or {_MARK}"
 _FIX_STATEFUL = f"pass `copy=False` if you do not need a copy; {_HOOK}; or {_MARK}"
 _CAUSE = "`{holder}` cannot be %s because `{member}` holds {what}, set at {where}"
+
+
+@dataclass(frozen=True)
+class Uncopyable(Requirement):
+    """An instance of ``qualname`` (what it returns, for a function) holds a member that cannot be
+    deep-copied, or pickled with ``pickled``."""
+
+    qualname: str
+    pickled: bool = False
+
+
+@dataclass(frozen=True)
+class UncopyableAttr(Requirement):
+    """``self.<attr>`` of an instance of ``cls`` cannot be deep-copied (or pickled)."""
+
+    cls: str
+    attr: str
+    pickled: bool = False
+
+
+@dataclass(frozen=True)
+class UncopyableItem(Requirement):
+    """Item ``position`` of the tuple that ``callee`` returns cannot be deep-copied (or pickled)."""
+
+    callee: str
+    position: int
+    pickled: bool = False
 
 
 def _alias(callee: str) -> str:
@@ -503,16 +531,15 @@ class UncopyablePolicy(Rule):
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         user_types = _user_types(options)
-        kind, _, what = requirement[0].partition("-")  # "uncopyable" / "unpicklable", "-attr" for self.<attr>
-        if kind not in ("uncopyable", "unpicklable"):
-            return None
-        hooks = PICKLE_HOOKS if kind == "unpicklable" else COPY_HOOKS
-        if what == "attr":
-            culprit = _attr_culprit(index, requirement[1], requirement[2], path, user_types, hooks)
-        elif what == "item":
-            culprit = _returns_culprit(index, requirement[1], int(requirement[2]), path, user_types, hooks)
+        if not isinstance(requirement, (Uncopyable, UncopyableAttr, UncopyableItem)):
+            return super().resolve(requirement, index, path, options)
+        hooks = PICKLE_HOOKS if requirement.pickled else COPY_HOOKS
+        if isinstance(requirement, UncopyableAttr):
+            culprit = _attr_culprit(index, requirement.cls, requirement.attr, path, user_types, hooks)
+        elif isinstance(requirement, UncopyableItem):
+            culprit = _returns_culprit(index, requirement.callee, requirement.position, path, user_types, hooks)
         else:
-            culprit = _culprit(index, requirement[1], path, user_types, hooks)
+            culprit = _culprit(index, requirement.qualname, path, user_types, hooks)
         if culprit is None:
             return None
         return {
@@ -613,7 +640,7 @@ class UncopyablePolicy(Rule):
             return self._returns[factory.value]
         # An imported function, or a class: resolved in the index to what it builds.
         qualname = self.ctx.qualname(factory) if isinstance(factory, (cst.Name, cst.Attribute)) else None
-        return [("uncopyable", qualname)] if qualname is not None else []
+        return [Uncopyable(qualname)] if qualname is not None else []
 
     def _remote_backend(self, node: cst.Call) -> bool:
         """``Collector(..., backend="process")`` or ``num_collectors=N`` runs workers in other processes."""
@@ -662,7 +689,7 @@ class UncopyablePolicy(Rule):
     def _report_policy(self, node: cst.Call, found: list[Requirement], how: str, remedies: str,
                        verb: str = "deep-copied") -> None:
         if verb == "pickled":  # a ``__deepcopy__`` does not help a class that is pickled
-            found = [(r[0].replace("uncopyable", "unpicklable", 1), *r[1:]) for r in found]
+            found = [dataclasses.replace(r, pickled=True) for r in found]
         requirements = tuple(dict.fromkeys(found))
         if requirements:
             self.report(node, f"{how}: {_CAUSE % verb}. To fix it, {remedies}.", requires=requirements)
@@ -680,7 +707,7 @@ class UncopyablePolicy(Rule):
             cls = self.ctx.current_class
             if attr is None or cls is None or dotted_name(expr) in self._marked:
                 return []
-            return [("uncopyable-attr", cls.qualname, attr), *self._attr_policies.get((cls.qualname, attr), ())]
+            return [UncopyableAttr(cls.qualname, attr), *self._attr_policies.get((cls.qualname, attr), ())]
         if not isinstance(expr, cst.Call):
             return []
         callee = self.ctx.callee(expr)
@@ -690,7 +717,7 @@ class UncopyablePolicy(Rule):
             return [r for arg in self._wrapped(expr) for r in self._policies(arg, depth + 1, shadow)]
         if callee is not None:
             # Builtins and typing helpers (list(...), getattr(...), cast(...)) never build a project class.
-            return [] if callee.startswith(("builtins.", "typing.")) else [("uncopyable", callee)]
+            return [] if callee.startswith(("builtins.", "typing.")) else [Uncopyable(callee)]
         called = method_call(expr)
         if called is not None and called[1] in MODULE_METHODS_RETURNING_SELF:
             return self._policies(called[0], depth + 1, shadow)  # policy.to(device) is the policy
@@ -701,7 +728,7 @@ class UncopyablePolicy(Rule):
             return []
         if self.ctx.is_self(name):
             cls = self.ctx.current_class
-            return [("uncopyable", cls.qualname)] if cls is not None else []
+            return [Uncopyable(cls.qualname)] if cls is not None else []
         binding = shadow[name] if name in shadow else self.ctx.lookup(name)
         if binding is not None and binding.unpacked is not None:
             return self._item_policies(*binding.unpacked, depth, shadow)
@@ -713,7 +740,7 @@ class UncopyablePolicy(Rule):
             return self._policies(binding.value, depth + 1, inner)
         if binding.annotation is not None:  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
             types = (self.ctx.qualname(t) for t in type_alternatives(binding.annotation, self.ctx))
-            return [("uncopyable", qualname) for qualname in types if qualname is not None]
+            return [Uncopyable(qualname) for qualname in types if qualname is not None]
         return []
 
     def _item_policies(self, source: cst.BaseExpression, position: int, depth: int,
@@ -725,7 +752,7 @@ class UncopyablePolicy(Rule):
         callee = self.ctx.callee(source) if isinstance(source, cst.Call) else None
         if callee is None or callee.startswith(("builtins.", "typing.")):
             return []
-        return [("uncopyable-item", callee, str(position))]
+        return [UncopyableItem(callee, position)]
 
     @staticmethod
     def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:

@@ -41,6 +41,31 @@ _NOT_MODULES = (
 # (kind, requirement arguments, what the receiver is): kinds "yes", "unknown", "class", "attr", "super".
 Verdict = tuple[str, tuple[str, ...], str]
 
+
+@dataclass(frozen=True)
+class RecurrentClass(Requirement):
+    """An instance of ``qualname`` is a torchrl LSTMModule/GRUModule whose MRO does not redefine the
+    method; with ``fallback``, a class the index cannot see counts as one."""
+
+    qualname: str
+    fallback: bool
+
+
+@dataclass(frozen=True)
+class RecurrentAttr(Requirement):
+    """``self.<attr>`` of an instance of ``qualname`` is built as such a recurrent module."""
+
+    qualname: str
+    attr: str
+    fallback: bool
+
+
+@dataclass(frozen=True)
+class RecurrentSuper(Requirement):
+    """``super()`` in ``qualname`` reaches such a recurrent module."""
+
+    qualname: str
+
 HOW_WRAP = "run the code that needs whole-sequence mode inside `with set_recurrent_mode(True):` (from torchrl.modules)"
 HOW_VALUE = ("use `{recv}` itself and call it inside `with set_recurrent_mode(True):` (from torchrl.modules) where it "
              "must process whole sequences; torchrl losses already run in that mode")
@@ -430,16 +455,17 @@ class ManualRecurrentMode(Rule):
             return
         fallback = (self._mentions_recurrent or self.ctx.imports.imports_any(RECURRENT_MODULES)) \
             and not self._defines_method
-        flag = "1" if fallback else "0"
         standing = []
         for cand in self._candidates:
             kind, args, _ = cand.verdict
             if kind == "unknown" and not fallback:
                 continue
-            if kind in ("class", "attr"):
-                cand.requires = ((kind, *args, flag),)
+            if kind == "class":
+                cand.requires = (RecurrentClass(args[0], fallback),)
+            elif kind == "attr":
+                cand.requires = (RecurrentAttr(args[0], args[1], fallback),)
             elif kind == "super":
-                cand.requires = (("super", *args),)
+                cand.requires = (RecurrentSuper(args[0]),)
             standing.append(cand)
         if not standing:
             return
@@ -476,18 +502,17 @@ class ManualRecurrentMode(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
-        kind = requirement[0]
-        if kind == "class":
-            verdict, what = _class_verdict(index, requirement[1], path)
-            fallback = requirement[2] == "1"
-        elif kind == "attr":
-            verdict, what = _attr_verdict(index, requirement[1], requirement[2], path)
-            fallback = requirement[3] == "1"
-        elif kind == "super":
-            verdict, what = _class_verdict(index, requirement[1], path, skip_self=True)
+        if isinstance(requirement, RecurrentClass):
+            verdict, what = _class_verdict(index, requirement.qualname, path)
+            fallback = requirement.fallback
+        elif isinstance(requirement, RecurrentAttr):
+            verdict, what = _attr_verdict(index, requirement.qualname, requirement.attr, path)
+            fallback = requirement.fallback
+        elif isinstance(requirement, RecurrentSuper):
+            verdict, what = _class_verdict(index, requirement.qualname, path, skip_self=True)
             fallback = False
         else:
-            return None
+            return super().resolve(requirement, index, path, options)
         if verdict == "yes":
             return {"what": what}
         if verdict == "unknown" and fallback:

@@ -45,6 +45,13 @@ _WHY_DOWNSTREAM = (
 )
 
 
+@dataclass(frozen=True)
+class IsTransform(Requirement):
+    """The class ``qualname`` that builds a TensorDict is a torchrl Transform."""
+
+    qualname: str
+
+
 @dataclass
 class _Candidate:
     """A device-less ``TensorDict(...)`` seen in a place that may make it a finding."""
@@ -447,7 +454,7 @@ class TensorDictWithoutDevice(Rule):
             elif candidate.class_qualname is not None and self._builds_output(candidate):
                 message = f"{what} inside the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}; {advice}"
                 self.report(candidate.call, message, fix=candidate.class_fix,
-                            requires=(("transform", candidate.class_qualname),))
+                            requires=(IsTransform(candidate.class_qualname),))
 
     def _builds_output(self, candidate: _Candidate) -> bool:
         """Whether the call is where the transform builds its output: in a method torchrl calls with the
@@ -479,8 +486,9 @@ class TensorDictWithoutDevice(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
-        _, qualname = requirement
-        return {} if index.derives_from(qualname, is_torchrl_transform, near=path) else None
+        if not isinstance(requirement, IsTransform):
+            return super().resolve(requirement, index, path, options)
+        return {} if index.derives_from(requirement.qualname, is_torchrl_transform, near=path) else None
 
     def _may_be_transform(self, qualname: str, depth: int = 0) -> bool:
         """False when the class provably derives from no transform: every base, followed through this

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from typing import Any
 from collections.abc import Mapping
 
@@ -21,6 +22,20 @@ from rlguard.rules.data import (
 from rlguard.engine.types import keyword, positional
 
 # Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
+@dataclass(frozen=True)
+class IsTrainer(Requirement):
+    """The receiver of ``register_op``, an instance of ``qualname``, is a torchrl Trainer."""
+
+    qualname: str
+
+
+@dataclass(frozen=True)
+class HookMethods(Requirement):
+    """The hook class ``qualname`` lacks a working hook method along its MRO."""
+
+    qualname: str
+
+
 _KNOWN_METHODS: dict[str, frozenset[str]] = {
     "builtins.object": frozenset(),
     "abc.ABC": frozenset(),
@@ -236,7 +251,7 @@ class TrainerHook(Rule):
             return
         message = (f"`{cls.name}` subclasses `TrainerHookBase` but neither defines nor inherits a working {{missing}}: "
                    f"the base versions, like a body that only raises it, raise `NotImplementedError`, so {{consequences}}")
-        self.report(node, message, requires=(("hook-methods", cls.qualname),))
+        self.report(node, message, requires=(HookMethods(cls.qualname),))
 
     def _may_be_hook(self, qualname: str, depth: int = 0) -> bool:
         """False when no base, followed through this file's classes, can lead to TrainerHookBase."""
@@ -304,7 +319,7 @@ class TrainerHook(Rule):
         ctx = self.ctx
         if isinstance(receiver, cst.Name) and ctx.is_self(receiver.value):
             cls = ctx.current_class
-            return (("trainer", cls.qualname),) if cls is not None else unknown
+            return (IsTrainer(cls.qualname),) if cls is not None else unknown
         attr = ctx.is_self_attr(receiver)
         if attr is not None:
             cls = ctx.current_class
@@ -337,22 +352,24 @@ class TrainerHook(Rule):
                 return ()
             if not qualname.rpartition(".")[2][:1].isupper():
                 return unknown  # a factory function: it may well return a Trainer
-            requires.append(("trainer", qualname))
+            requires.append(IsTrainer(qualname))
         return tuple(requires) or unknown
 
     # ----- resolution against the project index -----
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
-        kind, qualname = requirement
-        if kind == "trainer":
+        if isinstance(requirement, IsTrainer):
+            qualname = requirement.qualname
             if index.derives_from(qualname, is_torchrl_trainer, near=path):
                 return {}
             # A class outside the linted files: only a name that says so is taken for a Trainer.
             if index.get_class(qualname, path) is None and qualname.endswith("Trainer"):
                 return {}
             return None
-        missing = _missing_methods(qualname, index, path)
+        if not isinstance(requirement, HookMethods):
+            return super().resolve(requirement, index, path, options)
+        missing = _missing_methods(requirement.qualname, index, path)
         if not missing:
             return None
         return {

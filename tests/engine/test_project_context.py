@@ -78,3 +78,24 @@ def test_where_the_walk_is():
 def test_rules_never_read_the_scope_tables():
     readers = sorted(path.name for path in RULES.glob("*.py") if ".scopes" in path.read_text(encoding="utf-8"))
     assert readers == []
+
+
+def test_cross_file_requirements_are_typed_objects(tmp_path):
+    """What a pending finding waits on is a frozen dataclass of the rule, not a tuple of strings."""
+    import dataclasses
+
+    from rlguard.config import Config
+    from rlguard.engine.findings import Requirement
+    from rlguard.engine.runner import RunOptions, analyze_project
+    from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
+
+    (tmp_path / "base.py").write_text("from torchrl.modules import LSTMModule\n\n\nclass Core(LSTMModule):\n    pass\n")
+    (tmp_path / "use.py").write_text("from base import Core\n\ncore = Core()\ncore.set_recurrent_mode(True)\n")
+    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
+                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    requires = [r for result in project.results for pending in result.pending for r in pending.requires]
+    assert requires
+    for requirement in requires:
+        assert isinstance(requirement, Requirement) and dataclasses.is_dataclass(requirement)
+        assert requirement.__dataclass_params__.frozen
+    assert {type(r).__name__ for r in requires} == {"RecurrentClass"}
