@@ -322,3 +322,30 @@ def test_code_written_for_the_vendored_copy_is_judged_against_it(tmp_path, vendo
     run = subprocess.run([sys.executable, "-m", "rlguard", "check", "--no-cache", "--select", "RLG006", "scripts"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert ("RLG006" in run.stdout) is not vendored, run.stdout + run.stderr
+
+
+_OPENED: list[str] | None = None
+
+
+def _record_opens(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], str) and args[0].endswith(".py"):
+        _OPENED.append(os.path.abspath(args[0]))
+
+
+def test_a_one_file_run_reads_only_what_the_file_reaches(tmp_path):
+    global _OPENED
+    import sys
+
+    write(tmp_path, {**MULTI_PACKAGE, "unrelated/big.py": "from robot import CameraPolicy\n\n\nclass X(CameraPolicy):\n    pass\n"})
+    findings([str(tmp_path / "scripts" / "collect.py")], str(tmp_path))  # warm imports before recording
+    if _record_opens not in getattr(sys, "_rlguard_test_hooks", ()):
+        sys.addaudithook(_record_opens)  # audit hooks cannot be removed: the flag turns it off
+        sys._rlguard_test_hooks = (_record_opens,)  # type: ignore[attr-defined]
+    _OPENED = []
+    try:
+        findings([str(tmp_path / "scripts" / "collect.py")], str(tmp_path))
+        opened = {pathlib.Path(p).relative_to(tmp_path).as_posix() for p in _OPENED if p.startswith(str(tmp_path))}
+    finally:
+        _OPENED = None
+    assert "scripts/collect.py" in opened and "src/robot/models.py" in opened
+    assert not opened & {"unrelated/big.py", "scripts/train.py", "scripts/hooks_user.py", "src/robot/transforms/base.py"}
