@@ -15,7 +15,7 @@ import libcst as cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
-from rlguard.engine.types import is_tensor_valued, literal_items
+from rlguard.engine.types import is_tensor_valued, literal_items, type_alternatives
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -33,6 +33,25 @@ class Binding:
     # ``actor, critic = make_models()``: the unpacked expression and this name's position in it.
     # Such a binding stays opaque; only readers that understand positions follow it.
     unpacked: tuple[cst.BaseExpression, int] | None = None
+
+
+# What a name means while a bound value is read: ``x = x.to(device)`` reads the previous ``x``.
+Shadow = dict[str, "Binding | None"]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """What the engine can tell about the class of an expression's value (``FileContext.instance_of``).
+
+    ``kind`` is "built" (the value a call of ``names[0]`` returns: a class, or a factory), "annotated"
+    (declared as one of ``names``), "imported" (a module-level object imported as ``names[0]``),
+    "self" (``self`` in class ``names[0]``), "self-attr" (``self.<attr>`` of class ``names[0]``) or
+    "super" (``super()`` in class ``names[0]``).
+    """
+
+    kind: str
+    names: tuple[str, ...]
+    attr: str | None = None
 
 
 @dataclass
@@ -154,6 +173,57 @@ class FileContext:
     def callee(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the function a Call calls."""
         return self.qualname(node.func) if isinstance(node, cst.Call) else None
+
+    def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
+        """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
+        (where ``name`` meant the binding it replaced): the one way bindings are followed."""
+        binding = shadow[name] if name in shadow else self.lookup(name)
+        return binding, ({**shadow, name: binding.previous} if binding is not None else shadow)
+
+    def instance_of(self, node: cst.BaseExpression, same_value_methods: frozenset[str] = frozenset(),
+                    shadow: Shadow | None = None, depth: int = 0) -> Instance | None:
+        """What ``node`` is an instance of, following names to what they were bound to (``x = x.to(d)``
+        included) and calls of ``same_value_methods`` to their receiver; None when unknown."""
+        shadow = shadow or {}
+        if depth > _MAX_BUILT_DEPTH:
+            return None
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Name) and node.func.value == "super" and self.lookup("super") is None:
+                cls = self.current_class
+                return Instance("super", (cls.qualname,)) if cls is not None else None
+            callee = self.qualname(node.func) if not _local_head(node.func, shadow) else None
+            if callee is not None:
+                return Instance("built", (callee,))
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in same_value_methods:
+                return self.instance_of(node.func.value, same_value_methods, shadow, depth + 1)
+            return None
+        if isinstance(node, cst.Attribute):
+            if _local_head(node, shadow):
+                return None  # an attribute of a name as it was before the bindings followed: unknown
+            attr = self.is_self_attr(node)
+            cls = self.current_class
+            if attr is not None and cls is not None:
+                return Instance("self-attr", (cls.qualname,), attr)
+            qualname = self.qualname(node)
+            return Instance("imported", (qualname,)) if qualname is not None else None
+        if not isinstance(node, cst.Name):
+            return None
+        cls = self.self_class(node) if node.value not in shadow else None
+        if cls is not None:
+            return Instance("self", (cls.qualname,))
+        binding, inner = self.binding_in(node.value, shadow)
+        if binding is None:
+            qualname = self.qualname(node) if node.value not in shadow else None
+            return Instance("imported", (qualname,)) if qualname is not None else None
+        if binding.opaque:
+            return None
+        if binding.annotation is not None:
+            names = tuple(q for t in type_alternatives(binding.annotation, self) if (q := self.qualname(t)) is not None)
+            if names:
+                return Instance("annotated", names)
+        if binding.value is not None:
+            return self.instance_of(binding.value, same_value_methods, inner, depth + 1)
+        return None
 
     def value_of(self, node: cst.BaseExpression, depth: int = 4) -> cst.BaseExpression:
         """Follow simple name bindings (``x = expr``) to the expression behind a name."""
@@ -279,7 +349,7 @@ class FileContext:
         if built not in facts.returns:  # ``return net`` on several branches is one fact
             facts.returns.append(built)
 
-    def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: dict[str, Binding | None] | None = None,
+    def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Shadow | None = None,
               marks_in: cst.FunctionDef | None = None) -> Built | None:
         """The calls that build ``expr``, following simple name bindings; None if not a call.
 
@@ -295,10 +365,10 @@ class FileContext:
             found = dataclasses.replace(found, marked_by=self._callees_taking[key])
         return found
 
-    def _built(self, expr: cst.BaseExpression, depth: int, shadow: dict[str, Binding | None],
+    def _built(self, expr: cst.BaseExpression, depth: int, shadow: Shadow,
                marks_in: cst.FunctionDef | None) -> Built | None:
         while isinstance(expr, cst.Name) and depth <= _MAX_BUILT_DEPTH:
-            binding = shadow[expr.value] if expr.value in shadow else self.lookup(expr.value)
+            binding, inner = self.binding_in(expr.value, shadow)
             if binding is not None and binding.unpacked is not None:
                 source, position = binding.unpacked
                 if not isinstance(source, (cst.Tuple, cst.List)):  # item ``position`` of what a call returns
@@ -312,8 +382,7 @@ class FileContext:
             if binding is None or binding.opaque or binding.value is None:
                 return None
             # ``policy = policy.to(device)`` reads the previous ``policy``.
-            shadow = {**shadow, expr.value: binding.previous}
-            expr, depth = binding.value, depth + 1
+            expr, depth, shadow = binding.value, depth + 1, inner
         if not isinstance(expr, cst.Call) or depth > _MAX_BUILT_DEPTH:
             return None
         callee, receiver = self.callee(expr), None
@@ -369,6 +438,13 @@ def only_raises_not_implemented(node: cst.FunctionDef) -> bool:
 def _is_docstring(statement: cst.CSTNode) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
+
+
+def _local_head(node: cst.BaseExpression, shadow: Shadow) -> bool:
+    """The dotted expression starts with a name the shadow rebinds (its import meaning does not apply)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value in shadow
 
 
 def has_starred(elements: Sequence[cst.BaseElement]) -> bool:

@@ -24,7 +24,7 @@ from rlguard.rules.data import (
     RECURRENT_MODULES,
     is_torchrl_loss,
 )
-from rlguard.engine.types import method_call, type_alternatives
+from rlguard.engine.types import method_call
 
 METHOD = "set_recurrent_mode"
 RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
@@ -40,6 +40,8 @@ _NOT_MODULES = (
 )
 # (kind, requirement arguments, what the receiver is): kinds "yes", "unknown", "class", "attr", "super".
 Verdict = tuple[str, tuple[str, ...], str]
+# Calls that give back the module they are called on (or a copy of it).
+_SAME_MODULE = MODULE_METHODS_RETURNING_SELF | {METHOD}
 
 
 @dataclass(frozen=True)
@@ -373,56 +375,44 @@ class ManualRecurrentMode(Rule):
             return unknown
         if isinstance(node, _NOT_MODULES):
             return None  # ``"abc".set_recurrent_mode()``, ``[...]``, a lambda: no module
-        if isinstance(node, cst.Call):
-            if isinstance(node.func, cst.Name) and node.func.value == "super" and ctx.lookup("super") is None:
-                cls = ctx.current_class
-                return ("super", (cls.qualname,), "") if cls is not None else None
-            callee = ctx.callee(node)
-            called = method_call(node)
-            if callee is None and called is not None:
-                receiver, method = called
-                # ``lstm.set_recurrent_mode(True)`` returned a copy; ``.to(device)`` returns the module.
-                if method == METHOD or method in MODULE_METHODS_RETURNING_SELF:
-                    return self._classify(receiver, depth + 1)
-                return unknown
-            return self._of_class(callee)
-        if isinstance(node, cst.Name):
-            cls = ctx.self_class(node)
-            if cls is not None:
-                return ("class", (cls.qualname,), "")
-            binding = ctx.lookup(node.value)
-            if binding is None:
-                qualname = ctx.qualname(node)
-                if qualname is None:
-                    return unknown
-                if node.value in self._module_names:
-                    return None  # ``module.set_recurrent_mode(...)``: a module's function
-                return self._of_class(qualname)
-            if binding.annotation is not None:
-                found = self._of_annotation(binding.annotation)
-                if found is not None:
-                    return found
-            if binding.value is not None:
-                return self._classify(binding.value, depth + 1)
-            return unknown
-        if isinstance(node, cst.Attribute):
-            attr = ctx.is_self_attr(node)
-            cls = ctx.current_class
-            if attr is not None and cls is not None:
-                facts = cls.attrs.get(attr, ())
-                if any(fact.callee in RECURRENT_MODULES for fact in facts):
-                    return ("yes", (), "")
-                return ("attr", (cls.qualname, attr), "")
-            qualname = ctx.qualname(node)
-            if qualname is not None:
-                return self._of_class(qualname)
-            base = self._classify(node.value, depth + 1)
+        if isinstance(node, cst.Attribute) and ctx.is_self_attr(node) is None and ctx.qualname(node) is None:
+            base = self._classify(node.value, depth + 1)  # ``holder.core``: an attribute of a value
             if base is not None and base[0] == "class":
                 return ("attr", (base[1][0], node.attr.value), "")
             if base is not None and base[0] == "yes":
                 return None  # an attribute of a recurrent module (``lstm_module.lstm``) is not one
             return unknown
-        return unknown
+        called = method_call(node)
+        if called is not None and ctx.callee(node) is None:
+            # ``lstm.set_recurrent_mode(True)`` returned a copy; ``.to(device)`` returns the module.
+            return self._classify(called[0], depth + 1) if called[1] in _SAME_MODULE else unknown
+        instance = ctx.instance_of(node, _SAME_MODULE)
+        if instance is None:
+            return unknown
+        kind, name = instance.kind, instance.names[0]
+        if kind == "super":
+            return ("super", (name,), "")
+        if kind == "self":
+            return ("class", (name,), "")
+        if kind == "self-attr":
+            cls = ctx.current_class
+            if cls is not None and any(fact.callee in RECURRENT_MODULES for fact in cls.attrs.get(instance.attr or "", ())):
+                return ("yes", (), "")
+            return ("attr", (name, instance.attr or ""), "")
+        if kind == "imported" and isinstance(node, cst.Name) and node.value in self._module_names:
+            return None  # ``module.set_recurrent_mode(...)``: a module's function
+        if kind == "annotated":
+            found = [v for v in map(self._of_type_name, instance.names) if v is not None]
+            verdict = next((v for v in found if v[0] == "yes"), found[0] if found else None)
+            return verdict if verdict is not None else self._annotated_value(node, depth)
+        return self._of_class(name)
+
+    def _annotated_value(self, node: cst.BaseExpression, depth: int) -> Verdict | None:
+        """An annotation that says nothing useful (``nn.Module``): the bound value decides."""
+        binding = self.ctx.lookup(node.value) if isinstance(node, cst.Name) else None
+        if binding is not None and binding.value is not None:
+            return self._classify(binding.value, depth + 1)
+        return ("unknown", (), "")
 
     def _of_class(self, qualname: str | None) -> Verdict | None:
         """Verdict for an instance of (or the result of calling) ``qualname``."""
@@ -434,14 +424,10 @@ class ManualRecurrentMode(Rule):
             return None  # torch, torchrl and tensordict classes other than these have no such method
         return ("class", (qualname,), "")
 
-    def _of_annotation(self, annotation: cst.BaseExpression) -> Verdict | None:
-        """Verdict from a type annotation; None when it says nothing useful."""
-        found = [v for v in map(self._of_type, type_alternatives(annotation, self.ctx)) if v is not None]
-        return next((v for v in found if v[0] == "yes"), found[0] if found else None)
-
-    def _of_type(self, annotation: cst.BaseExpression) -> Verdict | None:
-        qualname = self.ctx.qualname(annotation)
-        if qualname is None or qualname.startswith(("builtins.", "typing.")):
+    @staticmethod
+    def _of_type_name(qualname: str) -> Verdict | None:
+        """Verdict from one type an annotation admits; None when it says nothing useful."""
+        if qualname.startswith(("builtins.", "typing.")):
             return None
         if qualname in RECURRENT_MODULES:
             return ("yes", (), "")

@@ -316,29 +316,19 @@ class TrainerHook(Rule):
         """() when the receiver is a Trainer or may be one, requirements when the index decides, None when
         it is known not to be one. With ``strict``, an unknown receiver counts as not a Trainer."""
         unknown: tuple[Requirement, ...] | None = None if strict else ()
-        ctx = self.ctx
-        if isinstance(receiver, cst.Name) and ctx.is_self(receiver.value):
-            cls = ctx.current_class
-            return (IsTrainer(cls.qualname),) if cls is not None else unknown
-        attr = ctx.is_self_attr(receiver)
-        if attr is not None:
-            cls = ctx.current_class
-            facts = cls.attrs.get(attr, []) if cls is not None else []
-            callees = [fact.callee for fact in facts]
+        instance = self.ctx.instance_of(receiver)
+        if instance is None:
+            return unknown
+        if instance.kind == "self":
+            return (IsTrainer(instance.names[0]),)
+        if instance.kind == "self-attr":
+            cls = self.ctx.current_class
+            callees = [fact.callee for fact in cls.attrs.get(instance.attr or "", [])] if cls is not None else []
             if not callees or any(callee is None for callee in callees):
                 return unknown
             return self._built_by(callees, unknown)
-        if isinstance(receiver, cst.Name):
-            binding = ctx.lookup(receiver.value)
-            if binding is None or binding.opaque:
-                return unknown
-            if binding.value is None:
-                annotation = ctx.qualname(binding.annotation) if binding.annotation is not None else None
-                return self._built_by([annotation], unknown) if annotation else unknown
-            receiver = ctx.value_of(receiver)
-        if isinstance(receiver, cst.Call):
-            callee = ctx.callee(receiver)
-            return self._built_by([callee], unknown) if callee else unknown
+        if instance.kind in ("built", "annotated"):
+            return self._built_by(list(instance.names), unknown)
         return unknown
 
     @staticmethod

@@ -99,3 +99,98 @@ def test_cross_file_requirements_are_typed_objects(tmp_path):
         assert isinstance(requirement, Requirement) and dataclasses.is_dataclass(requirement)
         assert requirement.__dataclass_params__.frozen
     assert {type(r).__name__ for r in requires} == {"RecurrentClass"}
+
+
+INSTANCES = """\
+    from typing import Optional
+
+    import torch
+    from torchrl.modules import LSTMModule
+    from torchrl.trainers import Trainer
+
+
+    def run(trainer: Optional[Trainer], other):
+        core = LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="h")
+        core = core.to("cpu")
+        core
+        trainer
+        other = other.to("cpu")
+        other
+        made = torch.zeros(3).mean()
+        made
+
+
+    class Hook:
+        def __init__(self, core: LSTMModule):
+            self.core = core
+
+        def method(self):
+            self
+            self.core
+            super()
+    """
+
+
+def test_one_answer_to_what_an_expression_is_an_instance_of():
+    def ask(ctx, node):
+        target = node.value
+        found = ctx.instance_of(target, frozenset({"to"}))
+        label = cst.Module([]).code_for_node(target)
+        return label, (found.kind, found.names, found.attr) if found else None
+
+    answers = dict(walk_recording(INSTANCES, cst.Expr, ask))
+    assert answers == {
+        "core": ("built", ("torchrl.modules.LSTMModule",), None),  # through ``core = core.to("cpu")``
+        "trainer": ("annotated", ("torchrl.trainers.Trainer",), None),
+        "other": None,  # ``other.to(...)`` of a parameter nothing is known about
+        "made": None,  # ``.mean()`` is not a method that keeps the value
+        "self": ("self", ("m.Hook",), None),
+        "self.core": ("self-attr", ("m.Hook",), "core"),
+        "super()": ("super", ("m.Hook",), None),
+    }
+
+
+def test_rlg005_reads_the_engines_answer_for_an_optional_trainer():
+    """``register_hook`` is judged only on a receiver known to be a Trainer: an ``Optional[Trainer]``
+    parameter is one; an ``Optional`` of another class is not."""
+    from rlguard.testing import check_source
+
+    source = textwrap.dedent("""\
+        from typing import Optional
+
+        from torchrl.trainers import Trainer
+
+
+        def add(trainer: Optional[Trainer], fn):
+            trainer.register_hook("post_step", fn)
+        """)
+    assert [f.code for f in check_source(source, select=["RLG005"])] == ["RLG005"]
+    other = source.replace("from torchrl.trainers import Trainer", "from logging import Logger").replace(
+        "Optional[Trainer]", "Optional[Logger]")
+    assert check_source(other, select=["RLG005"]) == []
+
+
+REBOUND = textwrap.dedent("""\
+    from torchrl.modules import LSTMModule
+
+
+    class Wrapped(LSTMModule):
+        def set_recurrent_mode(self, mode=True):
+            return self
+
+
+    def train(device):
+        core = {cls}(input_size=3, hidden_size=8, in_key="obs", out_key="h")
+        core = core.to(device)
+        core.set_recurrent_mode(True)
+    """)
+
+
+def test_rlg002_follows_a_name_rebound_to_a_method_of_itself():
+    """``core = core.to(device)`` reads the previous ``core``: the engine's one way of following bindings."""
+    from rlguard.testing import check_source
+
+    flagged = check_source(REBOUND.format(cls="LSTMModule"), select=["RLG002"])
+    assert [(f.code, f.line) for f in flagged] == [("RLG002", 12)]
+    assert "LSTMModule" in flagged[0].message or "set_recurrent_mode" in flagged[0].message
+    assert check_source(REBOUND.format(cls="Wrapped"), select=["RLG002"]) == []  # its own method runs
