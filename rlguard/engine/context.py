@@ -368,7 +368,7 @@ class FileContext:
     def _built(self, expr: cst.BaseExpression, depth: int, shadow: Shadow,
                marks_in: cst.FunctionDef | None) -> Built | None:
         while isinstance(expr, cst.Name) and depth <= _MAX_BUILT_DEPTH:
-            binding, inner = self.binding_in(expr.value, shadow)
+            binding, evaluated_in = self.binding_in(expr.value, shadow)
             if binding is not None and binding.unpacked is not None:
                 source, position = binding.unpacked
                 if not isinstance(source, (cst.Tuple, cst.List)):  # item ``position`` of what a call returns
@@ -382,7 +382,7 @@ class FileContext:
             if binding is None or binding.opaque or binding.value is None:
                 return None
             # ``policy = policy.to(device)`` reads the previous ``policy``.
-            expr, depth, shadow = binding.value, depth + 1, inner
+            expr, depth, shadow = binding.value, depth + 1, evaluated_in
         if not isinstance(expr, cst.Call) or depth > _MAX_BUILT_DEPTH:
             return None
         callee, receiver = self.callee(expr), None

@@ -106,6 +106,9 @@ class UncopyableItem(Requirement):
     pickled: bool = False
 
 
+PolicyRequirement = Uncopyable | UncopyableAttr | UncopyableItem
+
+
 def _alias(callee: str) -> str:
     for prefix, replacement in UNCOPYABLE_ALIASES.items():
         if callee.startswith(prefix):
@@ -523,8 +526,8 @@ class UncopyablePolicy(Rule):
         super().__init__(ctx)
         self._marked: set[str] = set()  # names and ``self.x`` passed to rlguard.runtime.uncopyable(...)
         # (class qualname, attr) -> requirements of the values this file assigned to ``self.<attr>``
-        self._attr_policies: dict[tuple[str, str], list[Requirement]] = {}
-        self._returns: dict[str, list[Requirement]] = {}  # function name -> requirements of what it returns
+        self._attr_policies: dict[tuple[str, str], list[PolicyRequirement]] = {}
+        self._returns: dict[str, list[PolicyRequirement]] = {}  # function name -> requirements of what it returns
 
     # ----- requirements -----
     @classmethod
@@ -629,7 +632,7 @@ class UncopyablePolicy(Rule):
                     self._report_policy(node, self._factory_policies(factory.value), how, fix)
             return
 
-    def _factory_policies(self, factory: cst.BaseExpression) -> list[Requirement]:
+    def _factory_policies(self, factory: cst.BaseExpression) -> list[PolicyRequirement]:
         """What a policy factory returns: a lambda's body, the returns of a function, or a class's instance."""
         factory = self.ctx.value_of(factory)
         if isinstance(factory, cst.Call) and self.ctx.callee(factory) == "functools.partial":
@@ -686,7 +689,7 @@ class UncopyablePolicy(Rule):
         """Report ``node`` if one of ``values`` turns out to be an uncopyable policy."""
         self._report_policy(node, [r for value in values for r in self._policies(value)], how, remedies, verb)
 
-    def _report_policy(self, node: cst.Call, found: list[Requirement], how: str, remedies: str,
+    def _report_policy(self, node: cst.Call, found: list[PolicyRequirement], how: str, remedies: str,
                        verb: str = "deep-copied") -> None:
         if verb == "pickled":  # a ``__deepcopy__`` does not help a class that is pickled
             found = [dataclasses.replace(r, pickled=True) for r in found]
@@ -696,7 +699,7 @@ class UncopyablePolicy(Rule):
 
     # ----- what an expression may be an instance of -----
     def _policies(self, expr: cst.BaseExpression, depth: int = 0,
-                  shadow: dict[str, Any] | None = None) -> list[Requirement]:
+                  shadow: dict[str, Any] | None = None) -> list[PolicyRequirement]:
         """Requirements that hold when ``expr`` is an uncopyable policy (or wraps one)."""
         if depth > _MAX_DEPTH:
             return []
@@ -723,7 +726,7 @@ class UncopyablePolicy(Rule):
             return self._policies(called[0], depth + 1, shadow)  # policy.to(device) is the policy
         return []
 
-    def _name_policies(self, name: str, depth: int, shadow: dict[str, Any]) -> list[Requirement]:
+    def _name_policies(self, name: str, depth: int, shadow: dict[str, Any]) -> list[PolicyRequirement]:
         if name in self._marked:
             return []
         if self.ctx.is_self(name):
@@ -744,7 +747,7 @@ class UncopyablePolicy(Rule):
         return []
 
     def _item_policies(self, source: cst.BaseExpression, position: int, depth: int,
-                       shadow: dict[str, Any]) -> list[Requirement]:
+                       shadow: dict[str, Any]) -> list[PolicyRequirement]:
         """``a, b = <source>``: requirements for the ``position``-th name."""
         if isinstance(source, (cst.Tuple, cst.List)):
             item = literal_item(source, position)
