@@ -349,3 +349,23 @@ def test_a_one_file_run_reads_only_what_the_file_reaches(tmp_path):
         _OPENED = None
     assert "scripts/collect.py" in opened and "src/robot/models.py" in opened
     assert not opened & {"unrelated/big.py", "scripts/train.py", "scripts/hooks_user.py", "src/robot/transforms/base.py"}
+
+
+def test_the_command_line_on_one_script_finds_what_it_finds_on_the_tree(tmp_path):
+    """What pre-commit runs on a commit touching one file: ``rlguard check scripts/collect.py``."""
+    import subprocess
+    import sys
+
+    write(tmp_path, MULTI_PACKAGE)
+
+    def rlguard(*paths: str) -> list[str]:
+        run = subprocess.run([sys.executable, "-m", "rlguard", "check", "--no-cache", "--format", "json", *paths],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert run.returncode in (0, 1), run.stderr
+        import json
+
+        return sorted(f"{os.path.normpath(f['path'])}:{f['line']}:{f['code']}" for f in json.loads(run.stdout)
+                      if f["path"].endswith("collect.py"))
+
+    alone = rlguard("scripts/collect.py")
+    assert alone == rlguard(".") and [entry.rpartition(":")[2] for entry in alone] == ["RLG001"]
