@@ -7,7 +7,6 @@ The linter sees a project the way Python and a type checker do, whatever paths w
 
 from __future__ import annotations
 
-import functools
 import glob
 import os
 import re
@@ -26,7 +25,6 @@ _METADATA_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
 _PYPROJECT_VERSION = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 
 
-@functools.lru_cache(maxsize=4096)
 def project_root(path: str) -> str:
     """The nearest folder at or above ``path`` holding a project marker.
 
@@ -53,7 +51,6 @@ def package_top(path: str) -> str:
     return directory
 
 
-@functools.lru_cache(maxsize=256)
 def vendored_library(root: str, name: str) -> tuple[str, str | None] | None:
     """A copy of library ``name`` inside the project: (the folder holding the package, its version).
 
@@ -113,11 +110,23 @@ class ModuleResolver:
     """
 
     def __init__(self) -> None:
+        # Per run: a long-lived process (the language server) sees files and folders come and go.
         self._found: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+        self._roots: dict[str, tuple[str, ...]] = {}
+        self._vendored: dict[str, list[str]] = {}
 
     def search_roots(self, near: str) -> tuple[str, ...]:
         """The folders imports made in ``near`` are searched in, in order."""
-        return _search_roots(near)
+        if near not in self._roots:
+            self._roots[near] = self._search_roots(near) if near else ()
+        return self._roots[near]
+
+    def _search_roots(self, near: str) -> tuple[str, ...]:
+        root = project_root(near)
+        if root not in self._vendored:
+            self._vendored[root] = [found[0] for name in VENDORABLE if (found := vendored_library(root, name))]
+        roots = [package_top(near), root, os.path.join(root, "src"), *self._vendored[root]]
+        return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 
     def resolve(self, module: str, near: str) -> tuple[str, ...]:
         """Files that define ``module`` (a module file or a package's ``__init__``), first match first."""
@@ -126,19 +135,6 @@ class ModuleResolver:
         if key not in self._found:
             self._found[key] = _files_of(module, roots)
         return self._found[key]
-
-
-@functools.lru_cache(maxsize=4096)
-def _search_roots(near: str) -> tuple[str, ...]:
-    if not near:
-        return ()
-    root = project_root(near)
-    roots = [package_top(near), root, os.path.join(root, "src")]
-    for name in VENDORABLE:
-        vendored = vendored_library(root, name)
-        if vendored is not None:
-            roots.append(vendored[0])
-    return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 
 
 def _files_of(module: str, roots: Iterable[str]) -> tuple[str, ...]:
