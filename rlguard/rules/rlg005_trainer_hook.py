@@ -81,8 +81,8 @@ class TrainerHook(Rule):
         "them instantiates fine, and the base version raises `NotImplementedError` only when it is called. "
         "`Trainer.state_dict()` calls `state_dict()` on every registered module, so the first checkpoint "
         "(`save_trainer`) crashes hours into training; a hook that is not registered as a module has its "
-        "state silently left out of checkpoints. Methods inherited from any base class in the linted "
-        "files count; a class that declares abstract methods itself is an abstract base and is not "
+        "state silently left out of checkpoints. Methods inherited from any base class of the project count, "
+        "in files given or reached through imports; a class that declares abstract methods itself is an abstract base and is not "
         "reported. A method whose body only raises `NotImplementedError` counts as missing.\n\n"
         "**Unknown destinations.** `trainer.register_op(dest, op)` accepts a fixed set of destinations and "
         "raises `RuntimeError` for any other (a typo such as `\"post_step\"`). The set depends on the "
@@ -144,7 +144,7 @@ class TrainerHook(Rule):
                    "    def state_dict(self):\n        return {}\n\n"
                    "    def load_state_dict(self, state_dict):\n        pass\n\n"
                    "    def register(self, trainer, name):\n        trainer.register_op(\"post_loss\", self)\n"},
-            note="Methods inherited from a base class in another linted file count.",
+            note="Methods inherited from a base class in another file of the project count.",
         ),
         Example(
             "from torchrl.trainers import Trainer\n\n"
@@ -353,7 +353,7 @@ class TrainerHook(Rule):
             qualname = requirement.qualname
             if index.derives_from(qualname, is_torchrl_trainer, near=path):
                 return {}
-            # A class outside the linted files: only a name that says so is taken for a Trainer.
+            # A class outside the project: only a name that says so is taken for a Trainer.
             if index.get_class(qualname, path) is None and qualname.endswith("Trainer"):
                 return {}
             return None
