@@ -369,3 +369,22 @@ def test_the_command_line_on_one_script_finds_what_it_finds_on_the_tree(tmp_path
 
     alone = rlguard("scripts/collect.py")
     assert alone == rlguard(".") and [entry.rpartition(":")[2] for entry in alone] == ["RLG001"]
+
+
+def test_the_pre_filter_reach_follows_every_import_form_of_a_base(tmp_path):
+    from rlguard.engine.project import reached_by_class_bases
+
+    write(tmp_path, {
+        ".git/HEAD": "",
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from torchrl.envs import Transform\n\n\nclass A(Transform):\n    pass\n",
+        "pkg/b.py": "from torchrl.envs import Transform\n\n\nclass B(Transform):\n    pass\n",
+        "pkg/c.py": "from torchrl.envs import Transform\n\n\nclass C(Transform):\n    pass\n",
+        "pkg/unused.py": "class U:\n    pass\n",
+        "main.py": ("import pkg.a as first\nfrom pkg import (\n    b,\n    unused,\n)\nfrom pkg.c import C as Third\n\n\n"
+                    "class X(first.A, b.B, Third):\n    pass\n"),
+    })
+    main = tmp_path / "main.py"
+    reached = reached_by_class_bases({str(main): main.read_bytes()}, ModuleResolver())
+    names = sorted(pathlib.Path(p).relative_to(tmp_path).as_posix() for p in reached)
+    assert names == ["pkg/__init__.py", "pkg/a.py", "pkg/b.py", "pkg/c.py"]
