@@ -732,14 +732,12 @@ class UncopyablePolicy(Rule):
         if self.ctx.is_self(name):
             cls = self.ctx.current_class
             return [Uncopyable(cls.qualname)] if cls is not None else []
-        binding = shadow[name] if name in shadow else self.ctx.lookup(name)
+        binding, inner = self.ctx.binding_in(name, shadow)
         if binding is not None and binding.unpacked is not None:
             return self._item_policies(*binding.unpacked, depth, shadow)
         if binding is None or binding.opaque:
             return []
-        if binding.value is not None:
-            # ``policy = policy.to(device)`` reads the previous ``policy``.
-            inner = {**shadow, name: getattr(binding, "previous", None)}
+        if binding.value is not None:  # ``policy = policy.to(device)`` reads the previous ``policy``
             return self._policies(binding.value, depth + 1, inner)
         if binding.annotation is not None:  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
             types = (self.ctx.qualname(t) for t in type_alternatives(binding.annotation, self.ctx))
