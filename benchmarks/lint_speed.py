@@ -166,6 +166,45 @@ def _hooks(root: str, repeats: int) -> dict:
     return rows
 
 
+def one_file_alone(root: str, repeats: int) -> dict:
+    """(f) one corpus file checked alone, cold (no cache) and warm, against a libcst parse of it alone.
+
+    The file is the corpus script that reaches the most first-party files through its imports:
+    the run must read only what the file reaches, not the tree around it.
+    """
+    tree = os.path.join(root, "tree")
+    path = _most_reaching_script(tree)
+    listing = os.path.join(root, "one_file.txt")
+    with open(listing, "w") as out:
+        out.write(path)
+    rlguard = [sys.executable, "-m", "rlguard", "check", "--exit-zero", "--quiet"]
+    cache = os.path.join(root, "one_file_cache")
+    parse = median_of(repeats, [sys.executable, "-c", PARSE_ONLY, listing], root)
+    cold = median_of(repeats, [*rlguard, "--no-cache", "--jobs", "1", path], root)
+    median_of(1, [*rlguard, "--cache-dir", cache, "--jobs", "1", path], root)  # fill the cache
+    warm = median_of(repeats, [*rlguard, "--cache-dir", cache, "--jobs", "1", path], root)
+    row = {"file": os.path.relpath(path, tree), "parse_seconds": parse["seconds"], "cold_seconds": cold["seconds"],
+           "warm_seconds": warm["seconds"], "cold_ratio": round(cold["seconds"] / parse["seconds"], 3),
+           "warm_ratio": round(warm["seconds"] / parse["seconds"], 3)}
+    print(f"(f) one file alone: {row['file']}: libcst parse {parse['seconds']:.2f} s, rlguard cold "
+          f"{cold['seconds']:.2f} s ({row['cold_ratio']:.2f}x), warm {warm['seconds']:.2f} s ({row['warm_ratio']:.2f}x)")
+    return row
+
+
+def _most_reaching_script(tree: str) -> str:
+    """The sota-implementations script (else any file) with the most sibling-module imports."""
+    files = python_files(tree)
+    scripts = [f for f in files if f"{os.sep}sota-implementations{os.sep}" in f] or files
+
+    def reach(path: str) -> int:
+        folder = os.path.dirname(path)
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            words = set(handle.read().split())
+        return sum(name[:-3] in words for name in os.listdir(folder) if name.endswith(".py"))
+
+    return max(scripts, key=lambda path: (reach(path), path))
+
+
 def report(rows: dict, files: int, lines: int) -> dict:
     base = rows["a"][1]["seconds"]
     table = {}
@@ -202,6 +241,8 @@ def main() -> None:
             print(f"\n== scale {factor}x ==")
             rows = measure(root, args.repeats, args.peer_repeats, args.skip_peers or factor > 1)
             results[f"{factor}x"] = {"files": files, "lines": lines, "rows": report(rows, files, lines)}
+            if factor == 1:
+                results[f"{factor}x"]["one_file_alone"] = one_file_alone(root, args.repeats)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as out:
         json.dump(results, out, indent=2)

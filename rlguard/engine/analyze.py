@@ -16,15 +16,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.context import FileContext
-from rlguard.engine.findings import Finding, FixSummary, PendingFinding, Span
+from rlguard.engine.findings import ENGINE_CODES, Finding, FixSummary, PendingFinding, Span
 from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
 from rlguard.engine.parse import ParseError, Source, decode, parse, syntax_error
 from rlguard.engine.positions import spans_for
 from rlguard.engine.prefilter import ClassCondition, rules_needed
+from rlguard.engine.rule_api import Report, Rule
 from rlguard.engine.suppress import Suppression, find_suppressions
 from rlguard.engine.traversal import bookkeeping, walk
-from rlguard.rules import ENGINE_CODES, RULES_BY_CODE
-from rlguard.rules.base import Report, Rule
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,8 @@ class Settings:
     class_conditions: Mapping[str, ClassCondition]  # per rule: (group, class names whose subclasses meet it)
     max_file_size: int = 10_000_000
     timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
+    # The selected rules' classes, handed over by the caller (they pickle by reference to workers).
+    rules: Mapping[str, type[Rule]] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr((self.codes, self.target, sorted((k, sorted(v.items())) for k, v in self.options.items()),
@@ -162,7 +163,7 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     module_name, is_package = module_name_for(path)
     ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index)
     ctx.declare_definitions(module)
-    rules = [RULES_BY_CODE[code](ctx) for code in codes]
+    rules = [settings.rules[code](ctx) for code in codes]
     on_visit, on_leave = bookkeeping(ctx)
     for rule in rules:
         _register(rule, on_visit, on_leave)

@@ -15,7 +15,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
-from rlguard.engine.types import is_tensor_valued, literal_items
+from rlguard.engine.types import is_tensor_valued, literal_items, type_alternatives
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -33,6 +33,25 @@ class Binding:
     # ``actor, critic = make_models()``: the unpacked expression and this name's position in it.
     # Such a binding stays opaque; only readers that understand positions follow it.
     unpacked: tuple[cst.BaseExpression, int] | None = None
+
+
+# What a name means while a bound value is read: ``x = x.to(device)`` reads the previous ``x``.
+Shadow = dict[str, "Binding | None"]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """What the engine can tell about the class of an expression's value (``FileContext.instance_of``).
+
+    ``kind`` is "built" (the value a call of ``names[0]`` returns: a class, or a factory), "annotated"
+    (declared as one of ``names``), "imported" (a module-level object imported as ``names[0]``),
+    "self" (``self`` in class ``names[0]``), "self-attr" (``self.<attr>`` of class ``names[0]``) or
+    "super" (``super()`` in class ``names[0]``).
+    """
+
+    kind: str
+    names: tuple[str, ...]
+    attr: str | None = None
 
 
 @dataclass
@@ -72,13 +91,73 @@ class FileContext:
 
     def lookup(self, name: str) -> Binding | None:
         """The binding of a name as seen from the current scope (class scopes are not enclosing)."""
+        found = self.find_binding(name)
+        return found[0] if found is not None else None
+
+    def find_binding(self, name: str) -> tuple[Binding, bool] | None:
+        """Like ``lookup``, with whether the binding is in the innermost scope."""
+        position = self._binding_scope(name)
+        if position is None:
+            return None
+        return self.scopes[position].bindings[name], position == len(self.scopes) - 1
+
+    def _binding_scope(self, name: str) -> int | None:
         innermost = len(self.scopes) - 1
         for position in range(innermost, -1, -1):
             scope = self.scopes[position]
             if scope.kind == "class" and position != innermost:
                 continue
             if name in scope.bindings:
-                return scope.bindings[name]
+                return position
+        return None
+
+    # The shape of the place being walked. Rules ask these, never the scope tables.
+    @property
+    def at_module_level(self) -> bool:
+        return len(self.scopes) == 1
+
+    def in_class_body(self) -> bool:
+        """Directly in a class body (not in one of its methods)."""
+        return self.scopes[-1].kind == "class"
+
+    @property
+    def scope_node(self) -> cst.CSTNode | None:
+        """The function or class whose body is being walked; None at module level."""
+        return self.scopes[-1].node
+
+    def method_class(self) -> ClassFacts | None:
+        """The class, when the innermost scope is one of its methods (a function directly in its body)."""
+        if len(self.scopes) >= 2 and self.scopes[-1].kind == "function" and self.scopes[-2].kind == "class":
+            return self.scopes[-2].class_facts
+        return None
+
+    def current_method(self) -> cst.FunctionDef | None:
+        """The method being walked directly (not a function nested in it)."""
+        return self.scopes[-1].node if self.method_class() is not None else None  # type: ignore[return-value]
+
+    def enclosing_method(self) -> cst.FunctionDef | None:
+        """The method of the innermost class being walked, nested functions included."""
+        for position in range(len(self.scopes) - 1, 0, -1):
+            if self.scopes[position].kind == "class":
+                return None
+            if self.scopes[position].kind == "function" and self.scopes[position - 1].kind == "class":
+                return self.scopes[position].node  # type: ignore[return-value]
+        return None
+
+    def is_self(self, name: str) -> bool:
+        """``name`` is, where it is read, the ``self`` parameter of a method (nested functions
+        included), not rebound since: the one answer every rule uses."""
+        position = self._binding_scope(name)
+        if position is None:
+            return False
+        scope = self.scopes[position]
+        binding = scope.bindings[name]
+        return scope.self_name == name and binding.value is None and not binding.opaque
+
+    def self_class(self, node: cst.BaseExpression) -> ClassFacts | None:
+        """The class an expression is an instance of when it is ``self``."""
+        if isinstance(node, cst.Name) and self.is_self(node.value):
+            return self.current_class
         return None
 
     def qualname(self, node: cst.CSTNode) -> str | None:
@@ -94,6 +173,57 @@ class FileContext:
     def callee(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the function a Call calls."""
         return self.qualname(node.func) if isinstance(node, cst.Call) else None
+
+    def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
+        """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
+        (where ``name`` meant the binding it replaced): the one way bindings are followed."""
+        binding = shadow[name] if name in shadow else self.lookup(name)
+        return binding, ({**shadow, name: binding.previous} if binding is not None else shadow)
+
+    def instance_of(self, node: cst.BaseExpression, same_value_methods: frozenset[str] = frozenset(),
+                    shadow: Shadow | None = None, depth: int = 0) -> Instance | None:
+        """What ``node`` is an instance of, following names to what they were bound to (``x = x.to(d)``
+        included) and calls of ``same_value_methods`` to their receiver; None when unknown."""
+        shadow = shadow or {}
+        if depth > _MAX_BUILT_DEPTH:
+            return None
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Name) and node.func.value == "super" and self.lookup("super") is None:
+                cls = self.current_class
+                return Instance("super", (cls.qualname,)) if cls is not None else None
+            callee = self.qualname(node.func) if not _local_head(node.func, shadow) else None
+            if callee is not None:
+                return Instance("built", (callee,))
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in same_value_methods:
+                return self.instance_of(node.func.value, same_value_methods, shadow, depth + 1)
+            return None
+        if isinstance(node, cst.Attribute):
+            if _local_head(node, shadow):
+                return None  # an attribute of a name as it was before the bindings followed: unknown
+            attr = self.is_self_attr(node)
+            cls = self.current_class
+            if attr is not None and cls is not None:
+                return Instance("self-attr", (cls.qualname,), attr)
+            qualname = self.qualname(node)
+            return Instance("imported", (qualname,)) if qualname is not None else None
+        if not isinstance(node, cst.Name):
+            return None
+        cls = self.self_class(node) if node.value not in shadow else None
+        if cls is not None:
+            return Instance("self", (cls.qualname,))
+        binding, inner = self.binding_in(node.value, shadow)
+        if binding is None:
+            qualname = self.qualname(node) if node.value not in shadow else None
+            return Instance("imported", (qualname,)) if qualname is not None else None
+        if binding.opaque:
+            return None
+        if binding.annotation is not None:
+            names = tuple(q for t in type_alternatives(binding.annotation, self) if (q := self.qualname(t)) is not None)
+            if names:
+                return Instance("annotated", names)
+        if binding.value is not None:
+            return self.instance_of(binding.value, same_value_methods, inner, depth + 1)
+        return None
 
     def value_of(self, node: cst.BaseExpression, depth: int = 4) -> cst.BaseExpression:
         """Follow simple name bindings (``x = expr``) to the expression behind a name."""
@@ -122,21 +252,12 @@ class FileContext:
 
     def self_name(self) -> str | None:
         """Name of ``self`` when directly inside a method."""
-        scope = self.scopes[-1]
-        if scope.kind == "function" and len(self.scopes) >= 2 and self.scopes[-2].kind == "class":
-            return scope.self_name
-        return None
+        return self.scopes[-1].self_name if self.method_class() is not None else None
 
     def is_self_attr(self, node: cst.CSTNode) -> str | None:
         """``attr`` when node is ``self.attr`` inside a method, else None."""
-        if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
-            and self.current_class is not None
-        ):
-            for scope in reversed(self.scopes):
-                if scope.kind == "function" and scope.self_name == node.value.value:
-                    return node.attr.value
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.is_self(node.value.value):
+            return node.attr.value
         return None
 
     # ----- updates, called by the traversal -----
@@ -169,6 +290,8 @@ class FileContext:
         enclosing = self.scopes[-1]
         if enclosing.kind == "class" and enclosing.class_facts is not None:
             enclosing.class_facts.methods.add(node.name.value)
+            if only_raises_not_implemented(node):
+                enclosing.class_facts.stubs.add(node.name.value)
         if len(self.scopes) == 1:
             self.imports.add_local_definition(node.name.value)
             enclosing.bindings.pop(node.name.value, None)
@@ -226,7 +349,7 @@ class FileContext:
         if built not in facts.returns:  # ``return net`` on several branches is one fact
             facts.returns.append(built)
 
-    def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: dict[str, Binding | None] | None = None,
+    def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Shadow | None = None,
               marks_in: cst.FunctionDef | None = None) -> Built | None:
         """The calls that build ``expr``, following simple name bindings; None if not a call.
 
@@ -242,10 +365,10 @@ class FileContext:
             found = dataclasses.replace(found, marked_by=self._callees_taking[key])
         return found
 
-    def _built(self, expr: cst.BaseExpression, depth: int, shadow: dict[str, Binding | None],
+    def _built(self, expr: cst.BaseExpression, depth: int, shadow: Shadow,
                marks_in: cst.FunctionDef | None) -> Built | None:
         while isinstance(expr, cst.Name) and depth <= _MAX_BUILT_DEPTH:
-            binding = shadow[expr.value] if expr.value in shadow else self.lookup(expr.value)
+            binding, evaluated_in = self.binding_in(expr.value, shadow)
             if binding is not None and binding.unpacked is not None:
                 source, position = binding.unpacked
                 if not isinstance(source, (cst.Tuple, cst.List)):  # item ``position`` of what a call returns
@@ -259,8 +382,7 @@ class FileContext:
             if binding is None or binding.opaque or binding.value is None:
                 return None
             # ``policy = policy.to(device)`` reads the previous ``policy``.
-            shadow = {**shadow, expr.value: binding.previous}
-            expr, depth = binding.value, depth + 1
+            expr, depth, shadow = binding.value, depth + 1, evaluated_in
         if not isinstance(expr, cst.Call) or depth > _MAX_BUILT_DEPTH:
             return None
         callee, receiver = self.callee(expr), None
@@ -298,6 +420,31 @@ class FileContext:
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.callee(resolved)
         cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self)))
+
+
+def only_raises_not_implemented(node: cst.FunctionDef) -> bool:
+    """A body of (a docstring and) ``raise NotImplementedError`` or ``raise NotImplementedError(...)``."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+    statements = [s for s in body if not _is_docstring(s)]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    small = statements[0].body
+    if len(small) != 1 or not isinstance(small[0], cst.Raise) or small[0].exc is None:
+        return False
+    raised = small[0].exc.func if isinstance(small[0].exc, cst.Call) else small[0].exc
+    return isinstance(raised, cst.Name) and raised.value == "NotImplementedError"
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
+
+
+def _local_head(node: cst.BaseExpression, shadow: Shadow) -> bool:
+    """The dotted expression starts with a name the shadow rebinds (its import meaning does not apply)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value in shadow
 
 
 def has_starred(elements: Sequence[cst.BaseElement]) -> bool:

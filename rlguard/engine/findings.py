@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -9,10 +10,18 @@ from rlguard.engine.lazy import cst
 
 Applicability = Literal["safe", "unsafe"]
 
-# A requirement names a question about the project-wide class index, such as
-# ("uncopyable", "pkg.mod.Policy"). A finding that carries requirements stands only
-# if at least one of them holds once every file has been indexed.
-Requirement = tuple[str, ...]
+@dataclass(frozen=True)
+class Requirement:
+    """A question about the project index that a finding waits on, such as "is ``pkg.mod.Policy``
+    uncopyable?". Rules subclass it with typed fields and answer it in ``Rule.resolve``; a finding
+    that carries requirements stands only if one of them holds once the project is indexed."""
+
+# Diagnostics the engine itself emits; they are not rules and cannot be selected away.
+ENGINE_CODES: dict[str, str] = {
+    "RLG000": "parse-error",
+    "RLG100": "unused-suppression",
+    "RLG999": "internal-error",
+}
 
 
 @dataclass(frozen=True)
@@ -99,3 +108,11 @@ class Report:
     files_checked: int = 0
     files_parsed: int = 0
     unused_suppressions: list[Finding] = field(default_factory=list)
+
+
+def display_path(path: str) -> str:
+    """A path as every report names it: relative to the working folder, without ``./``, when the
+    file is inside it; absolute otherwise."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 
 @dataclass
@@ -28,6 +28,8 @@ class ClassFacts:
     bases: tuple[str, ...]  # qualified names; unresolvable bases are kept as written
     decorators: tuple[str, ...] = ()
     methods: set[str] = field(default_factory=set)
+    # Methods whose body only raises NotImplementedError: defined, but failing like a missing one.
+    stubs: set[str] = field(default_factory=set)
     attrs: dict[str, list[AttrFact]] = field(default_factory=dict)
 
     @property
@@ -89,17 +91,24 @@ def module_name_for(path: str) -> tuple[str, bool]:
 
 
 Loader = Callable[[str], FileFacts | None]
+# (module, asking file) -> the files on disk that define the module, first match first (see engine.project).
+Resolver = Callable[[str, str], tuple[str, ...]]
+Ancestor = tuple[str, "ClassFacts | None"]
+_MAX_MRO_DEPTH = 64
 
 
 class ProjectIndex:
-    """Class and function facts of every linted file that matters, keyed by qualified name."""
+    """Class and function facts of the project, answered as Python would resolve the names.
 
-    def __init__(self, module_files: dict[str, list[str]], loader: Loader | None = None) -> None:
-        self._module_files = module_files  # module name -> candidate paths
+    A qualified name is looked up in the files its module resolves to *from the asking file*
+    (``near``): two folders may each hold a ``utils.py``, and each script sees its own. Files
+    reached that way are indexed on demand through the loader, whether or not they were linted.
+    """
+
+    def __init__(self, loader: Loader | None = None, resolver: Resolver | None = None) -> None:
         self._loader = loader
-        self._files: dict[str, FileFacts] = {}
-        self._classes: dict[str, list[ClassFacts]] = {}
-        self._functions: dict[str, list[FunctionFacts]] = {}
+        self._resolver = resolver
+        self._files: dict[str, FileFacts] = {}  # by absolute path
         self._modules: dict[str, list[FileFacts]] = {}
 
     def __getstate__(self) -> dict:
@@ -107,77 +116,114 @@ class ProjectIndex:
         return {**self.__dict__, "_loader": None}
 
     def add(self, facts: FileFacts) -> None:
-        if facts.path in self._files:
+        key = os.path.abspath(facts.path)
+        if key in self._files:
             return
-        self._files[facts.path] = facts
+        self._files[key] = facts
         self._modules.setdefault(facts.module, []).append(facts)
-        for qualname, cls in facts.classes.items():
-            self._classes.setdefault(qualname, []).append(cls)
-        for qualname, function in facts.functions.items():
-            self._functions.setdefault(qualname, []).append(function)
 
-    def _load_module(self, module: str) -> None:
-        if self._loader is None:
-            return
-        for path in self._module_files.get(module, ()):
-            if path not in self._files:
-                self._files[path] = FileFacts(path, module, {})  # guards against cycles
-                loaded = self._loader(path)
-                del self._files[path]
-                self.add(loaded or FileFacts(path, module, {}))
+    def _file(self, path: str) -> FileFacts | None:
+        key = os.path.abspath(path)
+        if key not in self._files and self._loader is not None:
+            self._files[key] = FileFacts(path, "", {})  # guards against import cycles while loading
+            loaded = self._loader(path)
+            del self._files[key]
+            self.add(loaded or FileFacts(path, module_name_for(path)[0], {}))
+        return self._files.get(key)
 
-    def _module_facts(self, module: str) -> list[FileFacts]:
-        self._load_module(module)
+    def module_files(self, module: str, near: str = "") -> list[FileFacts]:
+        """Facts of the files ``module`` means in ``near``: resolved on disk, else by module name."""
+        if self._resolver is not None and near:
+            found = [f for path in self._resolver(module, near) if (f := self._file(path)) is not None]
+            asking = self._files.get(os.path.abspath(near))
+            if not found and asking is not None and asking.module == module:
+                found = [asking]  # a file Python cannot import by name (``my-script.py``) still sees itself
+            return found
         return self._modules.get(module, [])
 
     def get_class(self, qualname: str, near: str = "") -> ClassFacts | None:
         """Facts of a class, following re-exports through package ``__init__`` imports."""
-        return self._find(self._classes, qualname, near)
+        return self._find("classes", qualname, near)
 
     def get_function(self, qualname: str, near: str = "") -> FunctionFacts | None:
         """Facts of a module-level function, following re-exports like ``get_class``."""
-        return self._find(self._functions, qualname, near)
+        return self._find("functions", qualname, near)
 
-    def _find(self, table: dict[str, list[Any]], qualname: str, near: str) -> Any | None:
+    def _find(self, table: str, qualname: str, near: str) -> Any | None:
         for _ in range(8):  # re-export chains are short; this bounds cycles
-            module, _, name = qualname.rpartition(".")
-            if not module:
+            located = self._locate(qualname, near)
+            if located is None:
                 return None
-            facts = self._module_facts(module)
-            candidates = table.get(qualname)
-            if candidates:
-                return _nearest(candidates, near)
-            target = next((f.imports[name] for f in facts if name in f.imports), None)
-            if target is None or target == qualname:
+            files, local = located
+            head, _, rest = local.partition(".")
+            for facts in files:
+                found = getattr(facts, table).get(f"{facts.module}.{local}" if facts.module else local)
+                if found is not None:
+                    return found
+            target = next(((f.imports[head], f.path) for f in files if head in f.imports), None)
+            if target is None:
                 return None
-            qualname = target
+            next_name = f"{target[0]}.{rest}" if rest else target[0]
+            if next_name == qualname:
+                return None
+            qualname, near = next_name, target[1]
+        return None
+
+    def _locate(self, qualname: str, near: str) -> tuple[list[FileFacts], str] | None:
+        """The files of the longest module prefix of ``qualname`` that exists, and the rest of the name."""
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            files = self.module_files(".".join(parts[:cut]), near)
+            if files:
+                return files, ".".join(parts[cut:])
         return None
 
     def canonical(self, qualname: str, near: str = "") -> str:
         cls = self.get_class(qualname, near)
         return cls.qualname if cls else qualname
 
-    def ancestry(self, qualname: str, near: str = "") -> Iterator[tuple[str, ClassFacts | None]]:
-        """The class and its bases, depth first, each once: (qualified name, facts if linted)."""
-        seen: set[str] = set()
-        stack = [(qualname, near)]
-        while stack:
-            name, origin = stack.pop()
+    def mro(self, qualname: str, near: str = "", leaf: Callable[[str], bool] | None = None) -> list[Ancestor] | None:
+        """The class's C3 method resolution order, as Python computes it: (qualified name, facts).
+
+        Classes outside the index (library classes) and those ``leaf`` accepts end the search
+        upwards. None when no consistent order exists (Python would refuse the class).
+        """
+        memo: dict[str, list[Ancestor] | None] = {}
+
+        def linearise(name: str, origin: str, depth: int) -> list[Ancestor] | None:
             cls = self.get_class(name, origin)
-            key = cls.qualname if cls else name
-            if key in seen:
-                continue
-            seen.add(key)
-            yield key, cls
-            if cls is not None:
-                stack.extend((base, cls.path) for base in reversed(cls.bases))
+            key = cls.qualname if cls is not None else name
+            if key in memo:
+                return memo[key]
+            if depth > _MAX_MRO_DEPTH:
+                return None
+            memo[key] = None  # a class among its own ancestors has no order
+            if cls is None or (leaf is not None and (leaf(name) or leaf(key))):
+                memo[key] = [(name if cls is None else key, cls)]
+                return memo[key]
+            parents = [linearise(base, cls.path, depth + 1) for base in cls.bases if base != "?"]
+            if any(p is None for p in parents):
+                return None
+            merged = _c3_merge([list(p) for p in parents if p] + [[p[0] for p in parents if p]])
+            memo[key] = None if merged is None else [(key, cls), *merged]
+            return memo[key]
+
+        return linearise(qualname, near, 0)
+
+    def ancestry(self, qualname: str, near: str = "") -> list[Ancestor]:
+        """The class and its ancestors in MRO order; just the class when no order exists."""
+        order = self.mro(qualname, near)
+        if order is not None:
+            return order
+        cls = self.get_class(qualname, near)
+        return [(cls.qualname if cls else qualname, cls)]
 
     def derives_from(self, qualname: str, roots: Callable[[str], bool], near: str = "") -> bool:
         """True when the class, or any ancestor, satisfies ``roots`` (by qualified name)."""
         return any(roots(name) for name, _ in self.ancestry(qualname, near))
 
     def method_owner(self, qualname: str, method: str, near: str = "") -> str | None:
-        """The first class in the ancestry that defines ``method`` in the linted set."""
+        """The class Python takes ``method`` from, among the indexed classes of the MRO."""
         for name, cls in self.ancestry(qualname, near):
             if cls is not None and method in cls.methods:
                 return name
@@ -188,11 +234,17 @@ class ProjectIndex:
         return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
 
 
-def _nearest(candidates: list[Any], near: str) -> Any:
-    """Several scripts may define ``utils.Policy``: prefer the one beside the asking file."""
-    if len(candidates) > 1 and near:
-        directory = os.path.dirname(near)
-        for cls in candidates:
-            if os.path.dirname(cls.path) == directory:
-                return cls
-    return candidates[0]
+def _c3_merge(sequences: list[list[Ancestor]]) -> list[Ancestor] | None:
+    """C3's merge: repeatedly take the first head that is in no other sequence's tail."""
+    result: list[Ancestor] = []
+    sequences = [s for s in sequences if s]
+    while sequences:
+        for sequence in sequences:
+            head = sequence[0][0]
+            if not any(head in (name for name, _ in s[1:]) for s in sequences):
+                break
+        else:
+            return None
+        result.append(sequence[0])
+        sequences = [rest for s in sequences if (rest := [item for item in s if item[0] != head])]
+    return result

@@ -27,7 +27,11 @@ def dotted_name(node: cst.CSTNode) -> str | None:
 def module_of_import_from(node: cst.ImportFrom, current_module: str, is_package: bool) -> str | None:
     """The absolute module an ImportFrom reads from, resolving leading dots."""
     base = dotted_name(node.module) if node.module is not None else None
-    level = len(node.relative)
+    return absolute_module(base, len(node.relative), current_module, is_package)
+
+
+def absolute_module(base: str | None, level: int, current_module: str, is_package: bool) -> str | None:
+    """``from <level dots><base> import ...`` in ``current_module``, as an absolute module name."""
     if level == 0:
         return base
     parts = current_module.split(".") if current_module else []

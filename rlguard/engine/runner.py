@@ -15,14 +15,15 @@ from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import discover
-from rlguard.engine.findings import Finding, PendingFinding, Report, Span
-from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
+from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
+from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
+from rlguard.engine.project import ModuleResolver, reached_by_class_bases
+from rlguard.engine.rule_api import Rule, registered_rules
 from rlguard.engine.suppress import is_suppressed
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
 from rlguard.notebook import Notebook
-from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,15 @@ class RunOptions:
     sources: Mapping[str, bytes] | None = None
 
 
+def rules_by_code() -> dict[str, type[Rule]]:
+    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them)."""
+    return {rule.code: rule for rule in registered_rules()}
+
+
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
     select = list(options.select or config.select or ["ALL"])
     ignore = [*config.ignore, *options.ignore]
-    chosen = [r.code for r in RULES if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
+    chosen = [r.code for r in registered_rules() if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
     return tuple(chosen)
 
 
@@ -50,14 +56,16 @@ def _matches(code: str, patterns: Sequence[str]) -> bool:
 
 
 def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
-    options = {code: {**RULES_BY_CODE[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
-    tokens = {code: RULES_BY_CODE[code].prefilter_tokens(target.version) for code in codes}
+    rules = rules_by_code()
+    options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
+    tokens = {code: rules[code].prefilter_tokens(target.version) for code in codes}
     # A rule's class group is also met by a subclass of its roots, even through classes in other files.
     class_conditions = {
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
-        for code in codes if (rule := RULES_BY_CODE[code]).class_roots
+        for code in codes if (rule := rules[code]).class_roots
     }
-    return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout)
+    return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
+                    {code: rules[code] for code in codes})
 
 
 @dataclass
@@ -84,7 +92,11 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     contents = {path: sources[path] if path in sources else _read(path) for path in found.files}
     notebooks = _notebooks(contents)
     sources = {**sources, **{path: nb.source for path, nb in notebooks.items() if isinstance(nb, Notebook)}}
-    settings = build_settings(config, codes, target, [c for c in contents.values() if c is not None])
+    resolver = ModuleResolver()
+    texts = [c for c in contents.values() if c is not None]
+    if any(rules_by_code()[code].class_roots for code in codes):
+        texts += reached_by_class_bases(contents, resolver).values()  # bases defined in files not given
+    settings = build_settings(config, codes, target, texts)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
                       notebooks={path: nb for path, nb in notebooks.items() if isinstance(nb, Notebook)})
@@ -110,7 +122,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         if cache is not None and data is not None and result.skipped is None:
             cache.put(cache.key(path, data), result)
     project.results = [results[path] for path in found.files]
-    project.index = _build_index(project, cache, contents)
+    project.index = _build_index(project, cache, contents, resolver)
     return project
 
 
@@ -134,14 +146,6 @@ def _in_cell(finding: Finding, found: Notebook) -> Finding:
     return replace(finding, cell=cell, span=replace(finding.span, line=line, end_line=finding.span.end_line - shift))
 
 
-def display_path(path: str) -> str:
-    """A path as every report names it: relative to the working folder, without ``./``, when the
-    file is inside it; absolute otherwise."""
-    absolute = os.path.abspath(path)
-    relative = os.path.relpath(absolute)
-    return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
-
-
 def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
@@ -154,15 +158,15 @@ def _crashed(path: str, reason: str) -> FileResult:
     return FileResult(path, skipped=reason)
 
 
-def _build_index(project: Project, cache: ResultCache | None, contents: dict[str, bytes | None]) -> ProjectIndex:
-    module_files: dict[str, list[str]] = {}
-    for path in project.files:
-        module_files.setdefault(module_name_for(path)[0], []).append(path)
-
+def _build_index(project: Project, cache: ResultCache | None, contents: dict[str, bytes | None],
+                 resolver: ModuleResolver) -> ProjectIndex:
     def load(path: str) -> FileFacts | None:
-        """Index a file the pre-filter skipped, because a requirement names one of its classes."""
-        data = contents.get(path)
-        if data is None:
+        """Index a file a requirement reaches: skipped by the pre-filter, or not given at all.
+
+        Only facts are kept: findings are never reported in a file that was not asked for.
+        """
+        data = contents[path] if path in contents else _read(path)
+        if data is None or len(data) > project.settings.max_file_size:
             return None
         key = cache.key(path, data) + "-facts" if cache is not None else ""
         cached = cache.get(key) if cache is not None else None
@@ -172,7 +176,7 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
                 cache.put(key, cached)
         return cached.facts
 
-    index = ProjectIndex(module_files, load)
+    index = ProjectIndex(load, resolver.resolve)
     for result in project.results:
         if result.facts is not None:
             index.add(result.facts)
@@ -184,7 +188,7 @@ def resolve(pending: PendingFinding, index: ProjectIndex, options: dict) -> Find
     finding = pending.finding
     if not pending.requires:
         return finding
-    rule = RULES_BY_CODE[finding.code]
+    rule = rules_by_code()[finding.code]
     for requirement in pending.requires:
         answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
         if answer is not None:
@@ -244,7 +248,7 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
 
 def _unknown_codes(result: FileResult) -> list[Finding]:
     """A suppression naming an rlguard code that does not exist is a mistake worth reporting."""
-    known = set(RULES_BY_CODE) | set(ENGINE_CODES)
+    known = set(rules_by_code()) | set(ENGINE_CODES)
     return [
         engine_finding(result.path, "RLG100", s.line, 1, f"suppression names unknown rule code {code}")
         for s in result.suppressions for code in sorted(s.codes or ()) if code.startswith("RLG") and code not in known
@@ -261,7 +265,7 @@ def _unused(result: FileResult, ran: set[str]) -> list[Finding]:
     found = []
     for suppression in result.suppressions:
         if suppression.codes is None:
-            if not suppression.used and ran >= set(RULES_BY_CODE):
+            if not suppression.used and ran >= set(rules_by_code()):
                 found.append(engine_finding(result.path, "RLG100", suppression.line, 1, "unused blanket `noqa`"))
             continue
         for code in sorted(suppression.codes - suppression.used):

@@ -8,12 +8,15 @@ import re
 import sys
 from dataclasses import dataclass
 
+from rlguard.engine.project import project_root as find_project_root, vendored_library
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+# The newest torchrl release the rules were written against; the default target.
+NEWEST_KNOWN_TORCHRL = (0, 14, 1)
 
 _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
@@ -76,6 +79,9 @@ def resolve_target(flag: str | None, config_value: str | None, project_root: str
         return Target(parse_version(flag), "flag")
     if config_value:
         return Target(parse_version(config_value), "config")
+    vendored = vendored_library(find_project_root(project_root), "torchrl")
+    if vendored is not None and vendored[1]:  # the project's own copy is what its code imports
+        return Target(parse_version(vendored[1]), f"vendored copy in {vendored[0]}")
     pinned = _pinned(project_root)
     if pinned is not None:
         return pinned

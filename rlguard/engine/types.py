@@ -221,16 +221,7 @@ class _Inference:
         """(binding, whether it is in the innermost scope) for a name, honouring ``env``."""
         if name in env:
             return env[name]
-        scopes = self.ctx.scopes
-        innermost = len(scopes) - 1
-        for position in range(innermost, -1, -1):
-            scope = scopes[position]
-            if scope.kind == "class" and position != innermost:
-                continue
-            binding = scope.bindings.get(name)
-            if binding is not None:
-                return binding, position == innermost
-        return None
+        return self.ctx.find_binding(name)
 
     @staticmethod
     def inside(name: str, binding: Binding, local: bool, env: _Env) -> _Env:
@@ -358,7 +349,7 @@ class _Inference:
         """``x.state_dict()``: many tensors, unless ``x`` is known to hold plain values."""
         cls = self.ctx.current_class
         if isinstance(receiver, cst.Name) and cls is not None and receiver.value not in env \
-                and self._is_self(receiver.value):
+                and self.ctx.is_self(receiver.value):
             if self.deferred:
                 return "bulk", frozenset({("bulk-method", cls.qualname, method)})
             return None if method in cls.methods else ("bulk", _CERTAIN)
@@ -388,9 +379,6 @@ class _Inference:
                 return None
             node = found[0].value
         return self.ctx.callee(node) if isinstance(node, cst.Call) else None
-
-    def _is_self(self, name: str) -> bool:
-        return any(scope.kind == "function" and scope.self_name == name for scope in self.ctx.scopes)
 
 
 def _is_container(node: cst.BaseExpression) -> bool:

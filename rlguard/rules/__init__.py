@@ -9,7 +9,8 @@ import importlib
 import pkgutil
 import re
 
-from rlguard.rules.base import Rule
+from rlguard.engine.findings import ENGINE_CODES
+from rlguard.engine.rule_api import Rule, register_rules
 
 _RULE_MODULE = re.compile(r"^rlg\d{3}_\w+$")
 
@@ -29,10 +30,6 @@ def _discover() -> tuple[type[Rule], ...]:
 
 RULES: tuple[type[Rule], ...] = _discover()
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in RULES}
+register_rules(RULES)
 
-# Diagnostics the engine itself emits; they are not rules and cannot be selected away.
-ENGINE_CODES: dict[str, str] = {
-    "RLG000": "parse-error",
-    "RLG100": "unused-suppression",
-    "RLG999": "internal-error",
-}
+__all__ = ["ENGINE_CODES", "RULES", "RULES_BY_CODE"]

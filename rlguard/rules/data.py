@@ -6,8 +6,8 @@ Qualified names are the public import paths users write.
 
 from __future__ import annotations
 
-# The newest torchrl release the rules were written against; the default target.
-NEWEST_KNOWN_TORCHRL = (0, 14, 1)
+# The default target lives in the engine; rules and tests read it here too.
+from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL
 
 # Collector renames (0.11), with the old names removed in 0.13.
 COLLECTOR_RENAMES: dict[str, str] = {

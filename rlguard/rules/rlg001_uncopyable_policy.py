@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import dataclasses
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from collections.abc import Iterator, Mapping
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Requirement
+from rlguard.engine.findings import Requirement, display_path
 from rlguard.engine.context import literal_item
 from rlguard.engine.index import TUPLE, Built, ProjectIndex
 from rlguard.engine.names import dotted_name
@@ -76,6 +77,36 @@ _FIX_PICKLE = (
 _FIX_LOSS = f"{_HOOK}; keep that member out of the networks the loss is given; or {_MARK}"
 _FIX_STATEFUL = f"pass `copy=False` if you do not need a copy; {_HOOK}; or {_MARK}"
 _CAUSE = "`{holder}` cannot be %s because `{member}` holds {what}, set at {where}"
+
+
+@dataclass(frozen=True)
+class Uncopyable(Requirement):
+    """An instance of ``qualname`` (what it returns, for a function) holds a member that cannot be
+    deep-copied, or pickled with ``pickled``."""
+
+    qualname: str
+    pickled: bool = False
+
+
+@dataclass(frozen=True)
+class UncopyableAttr(Requirement):
+    """``self.<attr>`` of an instance of ``cls`` cannot be deep-copied (or pickled)."""
+
+    cls: str
+    attr: str
+    pickled: bool = False
+
+
+@dataclass(frozen=True)
+class UncopyableItem(Requirement):
+    """Item ``position`` of the tuple that ``callee`` returns cannot be deep-copied (or pickled)."""
+
+    callee: str
+    position: int
+    pickled: bool = False
+
+
+PolicyRequirement = Uncopyable | UncopyableAttr | UncopyableItem
 
 
 def _alias(callee: str) -> str:
@@ -266,7 +297,7 @@ def _where(defined_in: str, line: int, reported_in: str) -> str:
     working folder), so an editor or terminal can open it."""
     if os.path.abspath(defined_in) == os.path.abspath(reported_in):
         return f"line {line}" if line else "this file"
-    return f"{defined_in}:{line}" if line else defined_in
+    return f"{display_path(defined_in)}:{line}" if line else display_path(defined_in)
 
 
 def _short(qualname: str) -> str:
@@ -496,24 +527,23 @@ class UncopyablePolicy(Rule):
         super().__init__(ctx)
         self._marked: set[str] = set()  # names and ``self.x`` passed to rlguard.runtime.uncopyable(...)
         # (class qualname, attr) -> requirements of the values this file assigned to ``self.<attr>``
-        self._attr_policies: dict[tuple[str, str], list[Requirement]] = {}
-        self._returns: dict[str, list[Requirement]] = {}  # function name -> requirements of what it returns
+        self._attr_policies: dict[tuple[str, str], list[PolicyRequirement]] = {}
+        self._returns: dict[str, list[PolicyRequirement]] = {}  # function name -> requirements of what it returns
 
     # ----- requirements -----
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         user_types = _user_types(options)
-        kind, _, what = requirement[0].partition("-")  # "uncopyable" / "unpicklable", "-attr" for self.<attr>
-        if kind not in ("uncopyable", "unpicklable"):
-            return None
-        hooks = PICKLE_HOOKS if kind == "unpicklable" else COPY_HOOKS
-        if what == "attr":
-            culprit = _attr_culprit(index, requirement[1], requirement[2], path, user_types, hooks)
-        elif what == "item":
-            culprit = _returns_culprit(index, requirement[1], int(requirement[2]), path, user_types, hooks)
+        if not isinstance(requirement, (Uncopyable, UncopyableAttr, UncopyableItem)):
+            return super().resolve(requirement, index, path, options)
+        hooks = PICKLE_HOOKS if requirement.pickled else COPY_HOOKS
+        if isinstance(requirement, UncopyableAttr):
+            culprit = _attr_culprit(index, requirement.cls, requirement.attr, path, user_types, hooks)
+        elif isinstance(requirement, UncopyableItem):
+            culprit = _returns_culprit(index, requirement.callee, requirement.position, path, user_types, hooks)
         else:
-            culprit = _culprit(index, requirement[1], path, user_types, hooks)
+            culprit = _culprit(index, requirement.qualname, path, user_types, hooks)
         if culprit is None:
             return None
         return {
@@ -603,7 +633,7 @@ class UncopyablePolicy(Rule):
                     self._report_policy(node, self._factory_policies(factory.value), how, fix)
             return
 
-    def _factory_policies(self, factory: cst.BaseExpression) -> list[Requirement]:
+    def _factory_policies(self, factory: cst.BaseExpression) -> list[PolicyRequirement]:
         """What a policy factory returns: a lambda's body, the returns of a function, or a class's instance."""
         factory = self.ctx.value_of(factory)
         if isinstance(factory, cst.Call) and self.ctx.callee(factory) == "functools.partial":
@@ -614,7 +644,7 @@ class UncopyablePolicy(Rule):
             return self._returns[factory.value]
         # An imported function, or a class: resolved in the index to what it builds.
         qualname = self.ctx.qualname(factory) if isinstance(factory, (cst.Name, cst.Attribute)) else None
-        return [("uncopyable", qualname)] if qualname is not None else []
+        return [Uncopyable(qualname)] if qualname is not None else []
 
     def _remote_backend(self, node: cst.Call) -> bool:
         """``Collector(..., backend="process")`` or ``num_collectors=N`` runs workers in other processes."""
@@ -660,17 +690,17 @@ class UncopyablePolicy(Rule):
         """Report ``node`` if one of ``values`` turns out to be an uncopyable policy."""
         self._report_policy(node, [r for value in values for r in self._policies(value)], how, remedies, verb)
 
-    def _report_policy(self, node: cst.Call, found: list[Requirement], how: str, remedies: str,
+    def _report_policy(self, node: cst.Call, found: list[PolicyRequirement], how: str, remedies: str,
                        verb: str = "deep-copied") -> None:
         if verb == "pickled":  # a ``__deepcopy__`` does not help a class that is pickled
-            found = [(r[0].replace("uncopyable", "unpicklable", 1), *r[1:]) for r in found]
+            found = [dataclasses.replace(r, pickled=True) for r in found]
         requirements = tuple(dict.fromkeys(found))
         if requirements:
             self.report(node, f"{how}: {_CAUSE % verb}", remedy=f"to fix it, {remedies}", requires=requirements)
 
     # ----- what an expression may be an instance of -----
     def _policies(self, expr: cst.BaseExpression, depth: int = 0,
-                  shadow: dict[str, Any] | None = None) -> list[Requirement]:
+                  shadow: dict[str, Any] | None = None) -> list[PolicyRequirement]:
         """Requirements that hold when ``expr`` is an uncopyable policy (or wraps one)."""
         if depth > _MAX_DEPTH:
             return []
@@ -681,7 +711,7 @@ class UncopyablePolicy(Rule):
             cls = self.ctx.current_class
             if attr is None or cls is None or dotted_name(expr) in self._marked:
                 return []
-            return [("uncopyable-attr", cls.qualname, attr), *self._attr_policies.get((cls.qualname, attr), ())]
+            return [UncopyableAttr(cls.qualname, attr), *self._attr_policies.get((cls.qualname, attr), ())]
         if not isinstance(expr, cst.Call):
             return []
         callee = self.ctx.callee(expr)
@@ -691,34 +721,32 @@ class UncopyablePolicy(Rule):
             return [r for arg in self._wrapped(expr) for r in self._policies(arg, depth + 1, shadow)]
         if callee is not None:
             # Builtins and typing helpers (list(...), getattr(...), cast(...)) never build a project class.
-            return [] if callee.startswith(("builtins.", "typing.")) else [("uncopyable", callee)]
+            return [] if callee.startswith(("builtins.", "typing.")) else [Uncopyable(callee)]
         called = method_call(expr)
         if called is not None and called[1] in MODULE_METHODS_RETURNING_SELF:
             return self._policies(called[0], depth + 1, shadow)  # policy.to(device) is the policy
         return []
 
-    def _name_policies(self, name: str, depth: int, shadow: dict[str, Any]) -> list[Requirement]:
+    def _name_policies(self, name: str, depth: int, shadow: dict[str, Any]) -> list[PolicyRequirement]:
         if name in self._marked:
             return []
-        if self._is_self(name):
+        if self.ctx.is_self(name):
             cls = self.ctx.current_class
-            return [("uncopyable", cls.qualname)] if cls is not None else []
-        binding = shadow[name] if name in shadow else self.ctx.lookup(name)
+            return [Uncopyable(cls.qualname)] if cls is not None else []
+        binding, inner = self.ctx.binding_in(name, shadow)
         if binding is not None and binding.unpacked is not None:
             return self._item_policies(*binding.unpacked, depth, shadow)
         if binding is None or binding.opaque:
             return []
-        if binding.value is not None:
-            # ``policy = policy.to(device)`` reads the previous ``policy``.
-            inner = {**shadow, name: getattr(binding, "previous", None)}
+        if binding.value is not None:  # ``policy = policy.to(device)`` reads the previous ``policy``
             return self._policies(binding.value, depth + 1, inner)
         if binding.annotation is not None:  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
             types = (self.ctx.qualname(t) for t in type_alternatives(binding.annotation, self.ctx))
-            return [("uncopyable", qualname) for qualname in types if qualname is not None]
+            return [Uncopyable(qualname) for qualname in types if qualname is not None]
         return []
 
     def _item_policies(self, source: cst.BaseExpression, position: int, depth: int,
-                       shadow: dict[str, Any]) -> list[Requirement]:
+                       shadow: dict[str, Any]) -> list[PolicyRequirement]:
         """``a, b = <source>``: requirements for the ``position``-th name."""
         if isinstance(source, (cst.Tuple, cst.List)):
             item = literal_item(source, position)
@@ -726,19 +754,7 @@ class UncopyablePolicy(Rule):
         callee = self.ctx.callee(source) if isinstance(source, cst.Call) else None
         if callee is None or callee.startswith(("builtins.", "typing.")):
             return []
-        return [("uncopyable-item", callee, str(position))]
-
-    def _is_self(self, name: str) -> bool:
-        """``name`` is, where it is read, the ``self`` parameter of a method (not rebound)."""
-        scopes = self.ctx.scopes
-        for position in range(len(scopes) - 1, -1, -1):
-            scope = scopes[position]
-            if scope.kind == "class" and position != len(scopes) - 1:
-                continue
-            if name in scope.bindings:
-                binding = scope.bindings[name]
-                return scope.self_name == name and binding.value is None and not binding.opaque
-        return False
+        return [UncopyableItem(callee, position)]
 
     @staticmethod
     def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:

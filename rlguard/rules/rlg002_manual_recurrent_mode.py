@@ -25,7 +25,7 @@ from rlguard.rules.data import (
     RECURRENT_MODULES,
     is_torchrl_loss,
 )
-from rlguard.engine.types import method_call, type_alternatives
+from rlguard.engine.types import method_call
 
 METHOD = "set_recurrent_mode"
 RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
@@ -45,6 +45,33 @@ def _not_modules() -> tuple[type, ...]:
     )
 # (kind, requirement arguments, what the receiver is): kinds "yes", "unknown", "class", "attr", "super".
 Verdict = tuple[str, tuple[str, ...], str]
+# Calls that give back the module they are called on (or a copy of it).
+_SAME_MODULE = MODULE_METHODS_RETURNING_SELF | {METHOD}
+
+
+@dataclass(frozen=True)
+class RecurrentClass(Requirement):
+    """An instance of ``qualname`` is a torchrl LSTMModule/GRUModule whose MRO does not redefine the
+    method; with ``fallback``, a class the index cannot see counts as one."""
+
+    qualname: str
+    fallback: bool
+
+
+@dataclass(frozen=True)
+class RecurrentAttr(Requirement):
+    """``self.<attr>`` of an instance of ``qualname`` is built as such a recurrent module."""
+
+    qualname: str
+    attr: str
+    fallback: bool
+
+
+@dataclass(frozen=True)
+class RecurrentSuper(Requirement):
+    """``super()`` in ``qualname`` reaches such a recurrent module."""
+
+    qualname: str
 
 HOW_WRAP = "run the code that needs whole-sequence mode inside `with set_recurrent_mode(True):` (from torchrl.modules)"
 HOW_VALUE = ("use `{recv}` itself and call it inside `with set_recurrent_mode(True):` (from torchrl.modules) where it "
@@ -308,7 +335,7 @@ class ManualRecurrentMode(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # The engine has entered the function: the enclosing scope is second from the top.
-        if node.name.value == METHOD and len(self.ctx.scopes) >= 2 and self.ctx.scopes[-2].kind == "class":
+        if node.name.value == METHOD and self.ctx.method_class() is not None:
             self._ok_names.add(id(node.name))
             self._defines_method = True
 
@@ -340,7 +367,7 @@ class ManualRecurrentMode(Rule):
         self._candidates.append(
             _Candidate(
                 node, func.value, _literal_mode(node), verdict, self.ctx.current_function,
-                self.ctx.scopes[-1].kind == "class",
+                self.ctx.in_class_body(),
             )
         )
 
@@ -353,56 +380,44 @@ class ManualRecurrentMode(Rule):
             return unknown
         if isinstance(node, _not_modules()):
             return None  # ``"abc".set_recurrent_mode()``, ``[...]``, a lambda: no module
-        if isinstance(node, cst.Call):
-            if isinstance(node.func, cst.Name) and node.func.value == "super" and ctx.lookup("super") is None:
-                cls = ctx.current_class
-                return ("super", (cls.qualname,), "") if cls is not None else None
-            callee = ctx.callee(node)
-            called = method_call(node)
-            if callee is None and called is not None:
-                receiver, method = called
-                # ``lstm.set_recurrent_mode(True)`` returned a copy; ``.to(device)`` returns the module.
-                if method == METHOD or method in MODULE_METHODS_RETURNING_SELF:
-                    return self._classify(receiver, depth + 1)
-                return unknown
-            return self._of_class(callee)
-        if isinstance(node, cst.Name):
-            cls = ctx.current_class
-            if cls is not None and self._is_self(node.value):
-                return ("class", (cls.qualname,), "")
-            binding = ctx.lookup(node.value)
-            if binding is None:
-                qualname = ctx.qualname(node)
-                if qualname is None:
-                    return unknown
-                if node.value in self._module_names:
-                    return None  # ``module.set_recurrent_mode(...)``: a module's function
-                return self._of_class(qualname)
-            if binding.annotation is not None:
-                found = self._of_annotation(binding.annotation)
-                if found is not None:
-                    return found
-            if binding.value is not None:
-                return self._classify(binding.value, depth + 1)
-            return unknown
-        if isinstance(node, cst.Attribute):
-            attr = ctx.is_self_attr(node)
-            cls = ctx.current_class
-            if attr is not None and cls is not None:
-                facts = cls.attrs.get(attr, ())
-                if any(fact.callee in RECURRENT_MODULES for fact in facts):
-                    return ("yes", (), "")
-                return ("attr", (cls.qualname, attr), "")
-            qualname = ctx.qualname(node)
-            if qualname is not None:
-                return self._of_class(qualname)
-            base = self._classify(node.value, depth + 1)
+        if isinstance(node, cst.Attribute) and ctx.is_self_attr(node) is None and ctx.qualname(node) is None:
+            base = self._classify(node.value, depth + 1)  # ``holder.core``: an attribute of a value
             if base is not None and base[0] == "class":
                 return ("attr", (base[1][0], node.attr.value), "")
             if base is not None and base[0] == "yes":
                 return None  # an attribute of a recurrent module (``lstm_module.lstm``) is not one
             return unknown
-        return unknown
+        called = method_call(node)
+        if called is not None and ctx.callee(node) is None:
+            # ``lstm.set_recurrent_mode(True)`` returned a copy; ``.to(device)`` returns the module.
+            return self._classify(called[0], depth + 1) if called[1] in _SAME_MODULE else unknown
+        instance = ctx.instance_of(node, _SAME_MODULE)
+        if instance is None:
+            return unknown
+        kind, name = instance.kind, instance.names[0]
+        if kind == "super":
+            return ("super", (name,), "")
+        if kind == "self":
+            return ("class", (name,), "")
+        if kind == "self-attr":
+            cls = ctx.current_class
+            if cls is not None and any(fact.callee in RECURRENT_MODULES for fact in cls.attrs.get(instance.attr or "", ())):
+                return ("yes", (), "")
+            return ("attr", (name, instance.attr or ""), "")
+        if kind == "imported" and isinstance(node, cst.Name) and node.value in self._module_names:
+            return None  # ``module.set_recurrent_mode(...)``: a module's function
+        if kind == "annotated":
+            found = [v for v in map(self._of_type_name, instance.names) if v is not None]
+            verdict = next((v for v in found if v[0] == "yes"), found[0] if found else None)
+            return verdict if verdict is not None else self._annotated_value(node, depth)
+        return self._of_class(name)
+
+    def _annotated_value(self, node: cst.BaseExpression, depth: int) -> Verdict | None:
+        """An annotation that says nothing useful (``nn.Module``): the bound value decides."""
+        binding = self.ctx.lookup(node.value) if isinstance(node, cst.Name) else None
+        if binding is not None and binding.value is not None:
+            return self._classify(binding.value, depth + 1)
+        return ("unknown", (), "")
 
     def _of_class(self, qualname: str | None) -> Verdict | None:
         """Verdict for an instance of (or the result of calling) ``qualname``."""
@@ -414,14 +429,10 @@ class ManualRecurrentMode(Rule):
             return None  # torch, torchrl and tensordict classes other than these have no such method
         return ("class", (qualname,), "")
 
-    def _of_annotation(self, annotation: cst.BaseExpression) -> Verdict | None:
-        """Verdict from a type annotation; None when it says nothing useful."""
-        found = [v for v in map(self._of_type, type_alternatives(annotation, self.ctx)) if v is not None]
-        return next((v for v in found if v[0] == "yes"), found[0] if found else None)
-
-    def _of_type(self, annotation: cst.BaseExpression) -> Verdict | None:
-        qualname = self.ctx.qualname(annotation)
-        if qualname is None or qualname.startswith(("builtins.", "typing.")):
+    @staticmethod
+    def _of_type_name(qualname: str) -> Verdict | None:
+        """Verdict from one type an annotation admits; None when it says nothing useful."""
+        if qualname.startswith(("builtins.", "typing.")):
             return None
         if qualname in RECURRENT_MODULES:
             return ("yes", (), "")
@@ -429,25 +440,23 @@ class ManualRecurrentMode(Rule):
             return None  # ``nn.Module`` and the like: a supertype, the receiver stays unknown
         return ("class", (qualname,), "")
 
-    def _is_self(self, name: str) -> bool:
-        return any(scope.kind == "function" and scope.self_name == name for scope in reversed(self.ctx.scopes))
-
     # ----- reporting, once the whole file is known -----
     def leave_Module(self, node: cst.Module) -> None:
         if not self._candidates:
             return
         fallback = (self._mentions_recurrent or self.ctx.imports.imports_any(RECURRENT_MODULES)) \
             and not self._defines_method
-        flag = "1" if fallback else "0"
         standing = []
         for cand in self._candidates:
             kind, args, _ = cand.verdict
             if kind == "unknown" and not fallback:
                 continue
-            if kind in ("class", "attr"):
-                cand.requires = ((kind, *args, flag),)
+            if kind == "class":
+                cand.requires = (RecurrentClass(args[0], fallback),)
+            elif kind == "attr":
+                cand.requires = (RecurrentAttr(args[0], args[1], fallback),)
             elif kind == "super":
-                cand.requires = (("super", *args),)
+                cand.requires = (RecurrentSuper(args[0]),)
             standing.append(cand)
         if not standing:
             return
@@ -483,18 +492,17 @@ class ManualRecurrentMode(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
-        kind = requirement[0]
-        if kind == "class":
-            verdict, what = _class_verdict(index, requirement[1], path)
-            fallback = requirement[2] == "1"
-        elif kind == "attr":
-            verdict, what = _attr_verdict(index, requirement[1], requirement[2], path)
-            fallback = requirement[3] == "1"
-        elif kind == "super":
-            verdict, what = _class_verdict(index, requirement[1], path, skip_self=True)
+        if isinstance(requirement, RecurrentClass):
+            verdict, what = _class_verdict(index, requirement.qualname, path)
+            fallback = requirement.fallback
+        elif isinstance(requirement, RecurrentAttr):
+            verdict, what = _attr_verdict(index, requirement.qualname, requirement.attr, path)
+            fallback = requirement.fallback
+        elif isinstance(requirement, RecurrentSuper):
+            verdict, what = _class_verdict(index, requirement.qualname, path, skip_self=True)
             fallback = False
         else:
-            return None
+            return super().resolve(requirement, index, path, options)
         if verdict == "yes":
             return {"what": what}
         if verdict == "unknown" and fallback:

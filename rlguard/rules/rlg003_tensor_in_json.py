@@ -13,6 +13,7 @@ from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
 from rlguard.engine.types import (
+    Condition,
     Leaf,
     condition_holds,
     has_star_kwargs,
@@ -28,6 +29,16 @@ _PART_CHARS = 48  # longer parts are shortened in messages
 
 _CONVERT = "convert with `.tolist()` (a 0-d tensor gives a Python number, others a nested list)"
 _SAVE = "save tensors with `torch.save` and keep JSON for plain values"
+
+
+@dataclass(frozen=True)
+class TensorLeaf(Requirement):
+    """A part of the encoded value (``description``) is tensor-valued when the index confirms
+    ``condition`` (see ``engine.types.condition_holds``)."""
+
+    description: str
+    advice: str
+    condition: Condition
 
 
 @dataclass
@@ -230,7 +241,7 @@ class TensorInJson(Rule):
         if not leaves:
             return
         dominated = [all(self._dominates(binding) for binding in leaf.bindings) for leaf in leaves]
-        scope = self.ctx.scopes[-1].node or self._module
+        scope = self.ctx.scope_node or self._module
         assert encoder is not None and scope is not None
         self._dumps.append(_Dump(node, encoder, leaves, dominated, scope))
 
@@ -255,7 +266,7 @@ class TensorInJson(Rule):
             requires: list[Requirement] = []
             for leaf in dump.leaves:
                 description, advice = _describe([leaf]), _advice([leaf])
-                requires.extend(("leaf", description, advice, *condition) for condition in sorted(leaf.when))
+                requires.extend(TensorLeaf(description, advice, condition) for condition in sorted(leaf.when))
             self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires))
             return
         described, remedy = _describe(certain), _advice(certain)
@@ -292,10 +303,11 @@ class TensorInJson(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
-        kind, description, advice, *condition = requirement
-        if kind != "leaf":
+        if not isinstance(requirement, TensorLeaf):
             return super().resolve(requirement, index, path, options)
-        return {"leaf": description, "advice": advice} if condition_holds(tuple(condition), index, path) else None
+        if not condition_holds(requirement.condition, index, path):
+            return None
+        return {"leaf": requirement.description, "advice": requirement.advice}
 
 
 def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpression | None:

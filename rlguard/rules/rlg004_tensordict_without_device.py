@@ -44,6 +44,13 @@ _ADVICE = ("pass the device of the data it is built from (e.g. `device=td.device
            "is None are the root of the pinned-buffer bug")
 
 
+@dataclass(frozen=True)
+class IsTransform(Requirement):
+    """The class ``qualname`` that builds a TensorDict is a torchrl Transform."""
+
+    qualname: str
+
+
 @dataclass
 class _Candidate:
     """A device-less ``TensorDict(...)`` seen in a place that may make it a finding."""
@@ -287,8 +294,7 @@ class TensorDictWithoutDevice(Rule):
 
     # ----- scopes -----
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        scopes = self.ctx.scopes
-        if not (len(scopes) >= 2 and scopes[-2].kind == "class"):
+        if self.ctx.method_class() is None:
             self._functions.append(node.name.value)
             self._function_nodes.append(node)
 
@@ -310,7 +316,7 @@ class TensorDictWithoutDevice(Rule):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # Runs before the engine records the binding: ``x = TensorDict(...)`` and ``x = x.select(...)``.
-        scope = id(self.ctx.scopes[-1].node)
+        scope = id(self.ctx.scope_node)
         calls = self._roots(node.value, scope)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
@@ -345,13 +351,13 @@ class TensorDictWithoutDevice(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         self._in_return += 1
         if node.value is not None:
-            self._returned |= self._roots(node.value, id(self.ctx.scopes[-1].node))
+            self._returned |= self._roots(node.value, id(self.ctx.scope_node))
         cls = self.ctx.current_class
         method = self._current_method()
         if cls is None or method is None or node.value is None:
             return
         value = self.ctx.value_of(node.value)
-        self_name = self.ctx.scopes[-1].self_name
+        self_name = self.ctx.self_name()
         if (
             isinstance(value, cst.Call)
             and isinstance(value.func, cst.Attribute)
@@ -446,7 +452,7 @@ class TensorDictWithoutDevice(Rule):
             elif candidate.class_qualname is not None and self._builds_output(candidate):
                 message = f"{what} in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
                 self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.class_fix,
-                            requires=(("transform", candidate.class_qualname),))
+                            requires=(IsTransform(candidate.class_qualname),))
 
     def _builds_output(self, candidate: _Candidate) -> bool:
         """Whether the call is where the transform builds its output: in a method torchrl calls with the
@@ -478,8 +484,9 @@ class TensorDictWithoutDevice(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
-        _, qualname = requirement
-        return {} if index.derives_from(qualname, is_torchrl_transform, near=path) else None
+        if not isinstance(requirement, IsTransform):
+            return super().resolve(requirement, index, path, options)
+        return {} if index.derives_from(requirement.qualname, is_torchrl_transform, near=path) else None
 
     def _may_be_transform(self, qualname: str, depth: int = 0) -> bool:
         """False when the class provably derives from no transform: every base, followed through this
@@ -500,26 +507,17 @@ class TensorDictWithoutDevice(Rule):
 
     def _enclosing_method(self) -> cst.FunctionDef | None:
         """The method of the innermost class that the traversal is in, nested functions included."""
-        scopes = self.ctx.scopes
-        for position in range(len(scopes) - 1, 0, -1):
-            if scopes[position].kind == "class":
-                return None
-            if scopes[position].kind == "function" and scopes[position - 1].kind == "class":
-                return scopes[position].node  # type: ignore[return-value]
-        return None
+        return self.ctx.enclosing_method()
 
     # ----- the fix -----
     def _current_method(self) -> cst.FunctionDef | None:
         """The method the call is directly in (not in a nested function or lambda)."""
-        scopes = self.ctx.scopes
-        if self._lambdas or len(scopes) < 2 or scopes[-1].kind != "function" or scopes[-2].kind != "class":
-            return None
-        return scopes[-1].node  # type: ignore[return-value]
+        return None if self._lambdas else self.ctx.current_method()
 
     def _method_parameters(self) -> list[str]:
         """The method's parameters known to hold the TensorDict it works on, the primary one first."""
         method = self._current_method()
-        if method is None or self.ctx.scopes[-1].self_name is None:
+        if method is None or self.ctx.self_name() is None:
             return []
         ordered = [*method.params.posonly_params, *method.params.params]
         known = []
@@ -530,8 +528,7 @@ class TensorDictWithoutDevice(Rule):
 
     def _function_parameters(self) -> list[str]:
         """For a plain function given as a replay buffer's ``transform=``: its first parameter."""
-        scopes = self.ctx.scopes
-        if self._lambdas or not self._function_nodes or scopes[-1].node is not self._function_nodes[-1]:
+        if self._lambdas or not self._function_nodes or self.ctx.scope_node is not self._function_nodes[-1]:
             return []
         function = self._function_nodes[-1]
         ordered = [*function.params.posonly_params, *function.params.params]

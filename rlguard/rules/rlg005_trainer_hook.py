@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from typing import Any
 from collections.abc import Mapping
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
-from rlguard.engine.index import ClassFacts, ProjectIndex
+from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
     TRAINER_HOOK_BASES,
@@ -21,6 +22,20 @@ from rlguard.rules.data import (
 from rlguard.engine.types import keyword, positional
 
 # Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
+@dataclass(frozen=True)
+class IsTrainer(Requirement):
+    """The receiver of ``register_op``, an instance of ``qualname``, is a torchrl Trainer."""
+
+    qualname: str
+
+
+@dataclass(frozen=True)
+class HookMethods(Requirement):
+    """The hook class ``qualname`` lacks a working hook method along its MRO."""
+
+    qualname: str
+
+
 _KNOWN_METHODS: dict[str, frozenset[str]] = {
     "builtins.object": frozenset(),
     "abc.ABC": frozenset(),
@@ -75,9 +90,9 @@ class TrainerHook(Rule):
         "them instantiates fine, and the base version raises `NotImplementedError` only when it is called. "
         "`Trainer.state_dict()` calls `state_dict()` on every registered module, so the first checkpoint "
         "(`save_trainer`) crashes hours into training; a hook that is not registered as a module has its "
-        "state silently left out of checkpoints. Methods inherited from any base class in the linted "
-        "files count; a class that declares abstract methods itself is an abstract base and is not "
-        "reported.\n\n"
+        "state silently left out of checkpoints. Methods inherited from any base class of the project count, "
+        "in files given or reached through imports; a class that declares abstract methods itself is an abstract base and is not "
+        "reported. A method whose body only raises `NotImplementedError` counts as missing.\n\n"
         "**Unknown destinations.** `trainer.register_op(dest, op)` accepts a fixed set of destinations and "
         "raises `RuntimeError` for any other (a typo such as `\"post_step\"`). The set depends on the "
         "torchrl version: torchrl 0.14 added `pre_epoch`, `post_epoch`, `pre_epoch_log`, `post_epoch_log`, "
@@ -99,6 +114,19 @@ class TrainerHook(Rule):
     class_roots = frozenset({"TrainerHookBase"})
     class_group = 0
     valid = (
+        Example(
+            "from torchrl.trainers import TrainerHookBase\n\n\n"
+            "class Flush(TrainerHookBase):\n"
+            "    def state_dict(self):\n"
+            "        if self.closed:\n"
+            "            raise NotImplementedError(\"closed\")\n"
+            "        return {}\n\n"
+            "    def load_state_dict(self, state_dict):\n"
+            "        pass\n\n"
+            "    def register(self, trainer, name=\"flush\"):\n"
+            "        trainer.register_module(name, self)\n",
+            note="A method that raises `NotImplementedError` only on some path is a working method.",
+        ),
         Example(
             "from torchrl.trainers import TrainerHookBase\n\n\n"
             "class CountSteps(TrainerHookBase):\n"
@@ -125,7 +153,7 @@ class TrainerHook(Rule):
                    "    def state_dict(self):\n        return {}\n\n"
                    "    def load_state_dict(self, state_dict):\n        pass\n\n"
                    "    def register(self, trainer, name):\n        trainer.register_op(\"post_loss\", self)\n"},
-            note="Methods inherited from a base class in another linted file count.",
+            note="Methods inherited from a base class in another file of the project count.",
         ),
         Example(
             "from torchrl.trainers import Trainer\n\n"
@@ -201,6 +229,19 @@ class TrainerHook(Rule):
             message="`load_state_dict`",
             note="Bases in other files are followed: `state_dict` is inherited, `load_state_dict` is not.",
         ),
+        Example(
+            "from torchrl.trainers import TrainerHookBase\n\n\n"
+            "class Flush(TrainerHookBase):\n"
+            "    def state_dict(self):\n"
+            "        \"Not checkpointed yet.\"\n"
+            "        raise NotImplementedError\n\n"
+            "    def load_state_dict(self, state_dict):\n"
+            "        pass\n\n"
+            "    def register(self, trainer, name=\"flush\"):\n"
+            "        trainer.register_module(name, self)\n",
+            message="`state_dict`",
+            note="A method whose body only raises `NotImplementedError` fails at the first checkpoint like a missing one.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -209,8 +250,7 @@ class TrainerHook(Rule):
 
     # ----- hook classes -----
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        scopes = self.ctx.scopes
-        cls = scopes[-2].class_facts if len(scopes) >= 2 else None
+        cls = self.ctx.method_class()
         if cls is not None and any(_is_abstractmethod(d.decorator) for d in node.decorators):
             self._abstract.add(cls.qualname)
 
@@ -218,9 +258,9 @@ class TrainerHook(Rule):
         cls = self.ctx.current_class
         if cls is None or cls.qualname in self._abstract or not self._may_be_hook(cls.qualname):
             return
-        message = f"`{cls.name}` lacks {{missing}} of `TrainerHookBase`, whose base versions raise NotImplementedError"
-        self.report(node, message, remedy="implement {missing}: without it, {consequences}",
-                    requires=(("hook-methods", cls.qualname),))
+        message = f"`{cls.name}` lacks a working {{missing}}: `TrainerHookBase`'s versions raise NotImplementedError"
+        self.report(node, message, remedy="implement {missing} (a body that only raises NotImplementedError counts as missing): "
+                    "without it, {consequences}", requires=(HookMethods(cls.qualname),))
 
     def _may_be_hook(self, qualname: str, depth: int = 0) -> bool:
         """False when no base, followed through this file's classes, can lead to TrainerHookBase."""
@@ -275,29 +315,19 @@ class TrainerHook(Rule):
         """() when the receiver is a Trainer or may be one, requirements when the index decides, None when
         it is known not to be one. With ``strict``, an unknown receiver counts as not a Trainer."""
         unknown: tuple[Requirement, ...] | None = None if strict else ()
-        ctx = self.ctx
-        if isinstance(receiver, cst.Name) and receiver.value == _self_name(ctx):
-            cls = ctx.current_class
-            return (("trainer", cls.qualname),) if cls is not None else unknown
-        attr = ctx.is_self_attr(receiver)
-        if attr is not None:
-            cls = ctx.current_class
-            facts = cls.attrs.get(attr, []) if cls is not None else []
-            callees = [fact.callee for fact in facts]
+        instance = self.ctx.instance_of(receiver)
+        if instance is None:
+            return unknown
+        if instance.kind == "self":
+            return (IsTrainer(instance.names[0]),)
+        if instance.kind == "self-attr":
+            cls = self.ctx.current_class
+            callees = [fact.callee for fact in cls.attrs.get(instance.attr or "", [])] if cls is not None else []
             if not callees or any(callee is None for callee in callees):
                 return unknown
             return self._built_by(callees, unknown)
-        if isinstance(receiver, cst.Name):
-            binding = ctx.lookup(receiver.value)
-            if binding is None or binding.opaque:
-                return unknown
-            if binding.value is None:
-                annotation = ctx.qualname(binding.annotation) if binding.annotation is not None else None
-                return self._built_by([annotation], unknown) if annotation else unknown
-            receiver = ctx.value_of(receiver)
-        if isinstance(receiver, cst.Call):
-            callee = ctx.callee(receiver)
-            return self._built_by([callee], unknown) if callee else unknown
+        if instance.kind in ("built", "annotated"):
+            return self._built_by(list(instance.names), unknown)
         return unknown
 
     @staticmethod
@@ -311,39 +341,30 @@ class TrainerHook(Rule):
                 return ()
             if not qualname.rpartition(".")[2][:1].isupper():
                 return unknown  # a factory function: it may well return a Trainer
-            requires.append(("trainer", qualname))
+            requires.append(IsTrainer(qualname))
         return tuple(requires) or unknown
 
     # ----- resolution against the project index -----
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
-        kind, qualname = requirement
-        if kind == "trainer":
+        if isinstance(requirement, IsTrainer):
+            qualname = requirement.qualname
             if index.derives_from(qualname, is_torchrl_trainer, near=path):
                 return {}
-            # A class outside the linted files: only a name that says so is taken for a Trainer.
+            # A class outside the project: only a name that says so is taken for a Trainer.
             if index.get_class(qualname, path) is None and qualname.endswith("Trainer"):
                 return {}
             return None
-        missing = _missing_methods(qualname, index, path)
+        if not isinstance(requirement, HookMethods):
+            return super().resolve(requirement, index, path, options)
+        missing = _missing_methods(requirement.qualname, index, path)
         if not missing:
             return None
         return {
             "missing": ", ".join(f"`{m}`" for m in missing),
             "consequences": "; ".join(_CONSEQUENCES[m] for m in missing),
         }
-
-
-def _self_name(ctx) -> str | None:
-    """The name of ``self`` in the method the traversal is in (nested functions included)."""
-    scopes = ctx.scopes
-    for position in range(len(scopes) - 1, 0, -1):
-        if scopes[position].kind == "class":
-            return None
-        if scopes[position].kind == "function" and scopes[position - 1].kind == "class":
-            return scopes[position].self_name
-    return None
 
 
 def _is_abstractmethod(decorator: cst.BaseExpression) -> bool:
@@ -354,7 +375,8 @@ def _is_abstractmethod(decorator: cst.BaseExpression) -> bool:
 
 def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]:
     """Hook methods that resolve, along the class's MRO, to TrainerHookBase's abstract ones."""
-    order = _mro(qualname, index, path)
+    # TrainerHookBase (linted or not) is a leaf: its own bases do not matter.
+    order = index.mro(qualname, path, leaf=lambda name: name in TRAINER_HOOK_BASES)
     if order is None or not any(name in TRAINER_HOOK_BASES for name, _ in order):
         return []
     missing = []
@@ -364,6 +386,8 @@ def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]
                 missing.append(method)
                 break
             if facts is not None:
+                if method in facts.stubs:  # defined only to raise NotImplementedError: fails the same way
+                    missing.append(method)
                 if method in facts.methods:
                     break
                 continue
@@ -371,48 +395,3 @@ def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]
             if known is None or method in known:
                 break  # a library class we cannot see may define it
     return missing
-
-
-def _mro(qualname: str, index: ProjectIndex, path: str) -> list[tuple[str, ClassFacts | None]] | None:
-    """C3 linearisation over the index (library classes are leaves); None when it cannot be computed."""
-    memo: dict[str, list[tuple[str, ClassFacts | None]] | None] = {}
-
-    def linearise(name: str, near: str, depth: int) -> list[tuple[str, ClassFacts | None]] | None:
-        facts = index.get_class(name, near)
-        key = facts.qualname if facts is not None else name
-        if key in memo:
-            return memo[key]
-        if depth > 32:
-            return None
-        memo[key] = None  # cycle guard
-        if name in TRAINER_HOOK_BASES or key in TRAINER_HOOK_BASES or facts is None:
-            # TrainerHookBase (linted or not) and library classes are leaves: their bases do not matter.
-            leaf = name if name in TRAINER_HOOK_BASES or facts is None else key
-            memo[key] = [(leaf, facts)]
-            return memo[key]
-        bases = [base for base in facts.bases if base != "?"]
-        parents = [linearise(base, facts.path, depth + 1) for base in bases]
-        if any(p is None for p in parents):
-            return None
-        merged = _merge([list(p) for p in parents] + [[p[0] for p in parents]])  # type: ignore[index]
-        result = None if merged is None else [(key, facts), *merged]
-        memo[key] = result
-        return result
-
-    return linearise(qualname, path, 0)
-
-
-def _merge(sequences: list[list[tuple[str, Any]]]) -> list[tuple[str, Any]] | None:
-    result: list[tuple[str, Any]] = []
-    sequences = [s for s in sequences if s]
-    while sequences:
-        for sequence in sequences:
-            head = sequence[0][0]
-            if not any(head in (name for name, _ in s[1:]) for s in sequences):
-                break
-        else:
-            return None  # no consistent order
-        result.append(sequence[0])
-        sequences = [[item for item in s if item[0] != head] for s in sequences]
-        sequences = [s for s in sequences if s]
-    return result

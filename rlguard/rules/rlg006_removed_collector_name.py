@@ -146,7 +146,7 @@ class RemovedCollectorName(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # __all__ = ["SyncDataCollector", ...] at module level: the name is re-exported.
-        if len(self.ctx.scopes) == 1 and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
+        if self.ctx.at_module_level and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
                                              for t in node.targets):
             if isinstance(node.value, (cst.List, cst.Tuple)):
                 for element in node.value.elements:

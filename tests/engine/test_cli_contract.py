@@ -225,6 +225,7 @@ def test_paths_have_no_dot_slash_in_any_format(tree):
 
 
 def test_cross_file_references_use_the_report_base(tree):
+    tree.write("pyproject.toml", "")  # the project root: `robot` resolves from it, as `python -m train.run` would
     tree.write("robot/__init__.py", "")
     tree.write("robot/models.py", "import threading\n\n\nclass LockedNet:\n    def __init__(self):\n"
                                   "        self.lock = threading.Lock()\n")

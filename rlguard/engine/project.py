@@ -1,0 +1,235 @@
+"""The project a file belongs to, and where its first-party imports lead on disk.
+
+The linter sees a project the way Python and a type checker do, whatever paths were given:
+``rlguard check scripts/collect.py`` follows ``from pkg.models import Policy`` to
+``pkg/models.py`` exactly as ``rlguard check .`` does. Only files an import reaches are read.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterable
+
+from rlguard.engine.index import module_name_for
+from rlguard.engine.names import absolute_module
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+_SOURCE_SUFFIXES = (".py", ".pyi")
+# Libraries a project may carry its own copy of (``third_party/rl/torchrl``); searched this deep.
+VENDORABLE = ("torchrl", "tensordict")
+_VENDOR_DEPTH = 3
+_VERSION = re.compile(r"""^\s*(?:__version__|version)\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
+_METADATA_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
+_PYPROJECT_VERSION = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+def project_root(path: str) -> str:
+    """The nearest folder at or above ``path`` holding a project marker.
+
+    Without one, the folder a file's top package sits in (a loose script's own folder).
+    """
+    start = os.path.abspath(path)
+    current = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in _ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start if os.path.isdir(start) else package_top(start)
+        current = parent
+
+
+def package_top(path: str) -> str:
+    """The folder a file's package chain starts in: what ``sys.path`` holds to import it as named."""
+    directory = os.path.dirname(os.path.abspath(path))
+    module, is_package = module_name_for(path)
+    depth = module.count(".") + (1 if is_package else 0) if module else 0
+    for _ in range(depth):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+def vendored_library(root: str, name: str) -> tuple[str, str | None] | None:
+    """A copy of library ``name`` inside the project: (the folder holding the package, its version).
+
+    The version comes from the copy's own metadata (``*.dist-info``/``*.egg-info``, ``PKG-INFO``,
+    ``pyproject.toml``) or its ``version.py``; None when it states none.
+    """
+    for depth in range(_VENDOR_DEPTH + 1):
+        pattern = os.path.join(root, *(["*"] * depth), name, "__init__.py")
+        for init in sorted(glob.glob(pattern)):
+            package = os.path.dirname(init)
+            if _skipped(os.path.relpath(package, root)):
+                continue
+            return os.path.dirname(package), _vendored_version(package, name)
+    return None
+
+
+def _skipped(relative: str) -> bool:
+    """Virtual environments and build folders hold installed copies, not vendored ones."""
+    parts = relative.replace(os.sep, "/").split("/")
+    return any(part.startswith(".") or part in ("build", "dist", "site-packages", "venv", "node_modules") for part in parts)
+
+
+def _vendored_version(package: str, name: str) -> str | None:
+    holder = os.path.dirname(package)
+    for candidate in sorted(os.listdir(holder)):
+        if candidate.startswith(f"{name}-") and candidate.endswith((".dist-info", ".egg-info")):
+            for file in ("METADATA", "PKG-INFO"):
+                found = _search(os.path.join(holder, candidate, file), _METADATA_VERSION)
+                if found:
+                    return found
+    for path, pattern in ((os.path.join(holder, "PKG-INFO"), _METADATA_VERSION),
+                          (os.path.join(holder, "pyproject.toml"), _PYPROJECT_VERSION),
+                          (os.path.join(package, "version.py"), _VERSION),
+                          (os.path.join(package, "_version.py"), _VERSION),
+                          (os.path.join(holder, "version.txt"), re.compile(r"^\s*(\S+)"))):
+        found = _search(path, pattern)
+        if found:
+            return found
+    return None
+
+
+def _search(path: str, pattern: re.Pattern[str]) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            match = pattern.search(handle.read(200_000))
+    except OSError:
+        return None
+    return match.group(1) if match else None
+
+
+class ModuleResolver:
+    """Where a first-party module lives on disk, as seen from a file that imports it.
+
+    The search follows Python's: the importing file's own top folder (a script's folder is
+    ``sys.path[0]``), the project root, its ``src/`` folder, and folders holding a vendored
+    torchrl or tensordict. Packages with and without ``__init__.py`` (namespace packages) resolve.
+    """
+
+    def __init__(self) -> None:
+        # Per run: a long-lived process (the language server) sees files and folders come and go.
+        self._found: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+        self._roots: dict[str, tuple[str, ...]] = {}
+        self._vendored: dict[str, list[str]] = {}
+
+    def search_roots(self, near: str) -> tuple[str, ...]:
+        """The folders imports made in ``near`` are searched in, in order."""
+        if near not in self._roots:
+            self._roots[near] = self._search_roots(near) if near else ()
+        return self._roots[near]
+
+    def _search_roots(self, near: str) -> tuple[str, ...]:
+        root = project_root(near)
+        if root not in self._vendored:
+            self._vendored[root] = [found[0] for name in VENDORABLE if (found := vendored_library(root, name))]
+        roots = [package_top(near), root, os.path.join(root, "src"), *self._vendored[root]]
+        return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
+
+    def resolve(self, module: str, near: str) -> tuple[str, ...]:
+        """Files that define ``module`` (a module file or a package's ``__init__``), first match first."""
+        roots = self.search_roots(os.path.abspath(near) if near else near)
+        key = (module, roots)
+        if key not in self._found:
+            self._found[key] = _files_of(module, roots)
+        return self._found[key]
+
+
+def _files_of(module: str, roots: Iterable[str]) -> tuple[str, ...]:
+    if not module or not all(part.isidentifier() for part in module.split(".")):
+        return ()
+    relative = os.path.join(*module.split("."))
+    for root in roots:
+        # A package wins over a module of the same name, as in Python's own finder.
+        for candidate in (*(os.path.join(relative, "__init__" + s) for s in _SOURCE_SUFFIXES),
+                          *(relative + s for s in _SOURCE_SUFFIXES)):
+            path = os.path.join(root, candidate)
+            if os.path.isfile(path):
+                return (os.path.normpath(path),)
+    return ()
+
+
+_CLASS_BASES = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_WORD = re.compile(rb"\w+")
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
+_MAX_REACHED = 2000  # files read to follow class bases, however large the project
+
+
+def reached_by_class_bases(given: dict[str, bytes | None], resolver: ModuleResolver) -> dict[str, bytes]:
+    """Sources of the files that the class statements of ``given`` reach through imports, transitively.
+
+    The pre-filter decides from text whether a class derives from a rule's root class; a base
+    defined in another file is read from that file (through re-exports too), whether or not it
+    was given, so checking one file decides as checking the project does.
+    """
+    given_paths = {os.path.abspath(path) for path in given}
+    wanted: dict[str, set[bytes]] = {}  # by absolute path: the names looked for in that file
+    reached: dict[str, bytes] = {}
+    queue = [(path, data, _base_words(data)) for path, data in given.items() if data is not None]
+    while queue and len(reached) < _MAX_REACHED:
+        path, data, names = queue.pop()
+        for module, imported in _modules_providing(path, data, names | _base_words(data)):
+            for found in resolver.resolve(module, path):
+                key = os.path.abspath(found)
+                known = wanted.setdefault(key, set())
+                if key in given_paths or imported <= known:
+                    continue
+                known |= imported
+                text = reached.get(found) or _read_bytes(found)
+                if text is not None:
+                    reached[found] = text
+                    queue.append((found, text, set(known)))
+    return reached
+
+
+def _base_words(data: bytes) -> set[bytes]:
+    """Words in a file's class bases: ``class A(pkg.Base, Mixin)`` gives pkg, Base and Mixin."""
+    if b"class" not in data:
+        return set()
+    return {w for bases in _CLASS_BASES.findall(data) for w in _WORD.findall(bases)}
+
+
+def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[str, set[bytes]]]:
+    """(module, names to look for there) for the imports in a file that bind one of ``names``."""
+    if not names:
+        return []
+    module, is_package = module_name_for(path)
+    found: list[tuple[str, set[bytes]]] = []
+    for source, imports in _FROM_IMPORT.findall(data):
+        text = source.decode()
+        level = len(text) - len(text.lstrip("."))
+        absolute = absolute_module(text[level:] or None, level, module, is_package)
+        if absolute is None:
+            continue
+        for imported, local in _aliases(imports):
+            if local in names:
+                # ``from pkg import models`` may name a submodule, whose classes are then looked for.
+                found += [(absolute, {imported}), (f"{absolute}.{imported.decode()}", names)]
+    for imports in _IMPORT.findall(data):
+        for imported, local in _aliases(imports):
+            if local in names or imported.split(b".")[0] in names:
+                found.append((imported.decode(), names))
+    return found
+
+
+def _aliases(names: bytes) -> list[tuple[bytes, bytes]]:
+    """(imported name, local name) pairs of an import list such as ``(a as b, c)``."""
+    pairs = []
+    for item in names.strip(b"()").replace(b"\\\n", b" ").split(b","):
+        parts = item.split()
+        if len(parts) == 3 and parts[1] == b"as":
+            pairs.append((parts[0], parts[2]))
+        elif len(parts) == 1:
+            pairs.append((parts[0], parts[0].split(b".")[0]))
+    return pairs
+
+
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None

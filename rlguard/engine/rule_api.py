@@ -1,0 +1,126 @@
+"""The engine's rule API: the shape every rule has, and the registry the rules package fills.
+
+A rule is one class in one module. Its examples generate its docs page and
+``rlguard explain``, and are its first tests. Rules report; they never print.
+The engine runs rules through this interface and never imports ``rlguard.rules``: the rules
+package registers its rules here when it is imported (by the command line, or a caller).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from collections.abc import Mapping
+
+from rlguard.engine.lazy import cst
+
+from rlguard.engine.context import FileContext
+from rlguard.engine.findings import Fix, Requirement
+from rlguard.engine.index import ProjectIndex
+
+
+@dataclass(frozen=True)
+class Example:
+    """A snippet for docs and tests. For invalid examples, ``fixed`` is the code after the fix."""
+
+    code: str
+    fixed: str | None = None
+    unsafe: bool = False  # the fix needs --unsafe-fixes
+    target: str | None = None  # torchrl version to judge with; default: newest known
+    options: Mapping[str, Any] = field(default_factory=dict)  # this rule's options
+    files: Mapping[str, str] = field(default_factory=dict)  # other files of the project, by relative path
+    message: str | None = None  # a substring the finding's message must contain
+    note: str = ""  # one line shown above the example in the docs
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    kind: type  # list, str, int or bool
+    default: Any
+    description: str
+
+
+@dataclass
+class Report:
+    """One finding as a rule made it: the node, not yet a position."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None
+    requires: tuple[Requirement, ...]
+    remedy: str = ""
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line: what it does
+    why: ClassVar[str]  # markdown: why is this bad
+    fix_doc: ClassVar[str]  # markdown: the fix and its safety
+    options: ClassVar[tuple[Option, ...]] = ()
+    min_target: ClassVar[tuple[int, ...] | None] = None  # the rule applies from this torchrl on
+    # Pre-filter: every group must have one of its tokens in the file text, or the rule cannot fire.
+    tokens: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # Token group ``class_group`` is also met by a class whose bases name one of these classes, or
+    # (textually, through any linted file) a subclass of one.
+    class_roots: ClassVar[frozenset[str]] = frozenset()
+    class_group: ClassVar[int] = 0
+    valid: ClassVar[tuple[Example, ...]] = ()
+    invalid: ClassVar[tuple[Example, ...]] = ()
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.reports: list[Report] = []
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        return self.ctx.options.get(self.code, {})
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        remedy: str = "",
+        fix: Fix | None = None,
+        requires: tuple[Requirement, ...] = (),
+    ) -> None:
+        """Record a finding: ``message`` says what is wrong and why in one short line (about 120
+        characters), ``remedy`` how to fix it. With ``requires``, it stands only if the index confirms
+        one of them; ``{placeholders}`` in both texts are then filled from the index's answer."""
+        self.reports.append(Report(node, message, fix, requires, remedy))
+
+    @classmethod
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str, options: Mapping[str, Any]) -> dict[str, str] | None:
+        """Answer one of this rule's requirements against the complete index, or None if it fails."""
+        raise NotImplementedError(f"{cls.code} made a requirement it cannot resolve: {requirement}")
+
+    @classmethod
+    def prefilter_tokens(cls, target: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+        """The pre-filter groups for a target torchrl; rules whose triggers change with it narrow them."""
+        return cls.tokens
+
+    @classmethod
+    def applies_to(cls, target: tuple[int, ...]) -> bool:
+        return cls.min_target is None or target >= cls.min_target
+
+    @classmethod
+    def default_options(cls) -> dict[str, Any]:
+        return {option.name: option.default for option in cls.options}
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+def register_rules(rules: tuple[type[Rule], ...]) -> None:
+    """Called by the rules package on import; codes are unique."""
+    for rule in rules:
+        known = _REGISTRY.setdefault(rule.code, rule)
+        if known is not rule:
+            raise ImportError(f"rule code {rule.code} is defined twice ({known.__module__}, {rule.__module__})")
+
+
+def registered_rules() -> tuple[type[Rule], ...]:
+    """Every registered rule, by code."""
+    return tuple(_REGISTRY[code] for code in sorted(_REGISTRY))
