@@ -26,8 +26,9 @@ MODEL_PATH = Path(__file__).with_name("apimodel.json")
 TENSOR = "torch.Tensor"
 TENSORDICT = "tensordict.TensorDictBase"
 
-# One overload of a stubbed function: [kind, fewest positional arguments, most (-1: any),
-# keyword names, required keywords, {keyword: the bool literal it must be}].
+# One overload of a stubbed function: [kind, positional parameter names (in order), how many of them
+# are required, whether it takes ``*args``, keyword-only names, required keyword-only names,
+# {parameter: the bool literal it must be}].
 Overload = list[Any]
 
 
@@ -45,6 +46,7 @@ class ApiModel:
         self._functions: dict[str, Any] = data["functions"]
         self._classes: dict[str, dict[str, Any]] = data["classes"]
         self._names: dict[str, str] = data["names"]
+        self.tuple_fields: frozenset[str] = frozenset(data["tuple_fields"])
 
     # ----- classes -----
     def class_name(self, qualname: str) -> str | None:
@@ -80,6 +82,11 @@ class ApiModel:
                 return found
         return None
 
+    def methods_of_kind(self, qualname: str, kinds: frozenset[str]) -> frozenset[str]:
+        """The methods of a class (its own and inherited) whose result is one of ``kinds``."""
+        return frozenset(method for cls in self.ancestry(qualname) for method, spec in self._classes[cls]["methods"].items()
+                         if spec in kinds)
+
     def attribute(self, qualname: str, attr: str) -> str | None:
         for cls in self.ancestry(qualname):
             found = self._classes[cls].get("attrs", {}).get(attr)
@@ -111,14 +118,19 @@ def select(spec: Any, shape: CallShape) -> str | None:
 
 
 def _fits(overload: Overload, shape: CallShape) -> bool:
-    _, fewest, most, names, required, literals = overload
-    if shape.positional < fewest or (most >= 0 and shape.positional > most):
+    _, positional, required, varargs, keyword_only, required_keywords, literals = overload
+    if shape.positional > len(positional) and not varargs:
         return False
-    if any(keyword not in names for keyword in shape.keywords) or any(k not in shape.keywords for k in required):
+    by_keyword = set(positional[shape.positional:]) | set(keyword_only)
+    if any(keyword not in by_keyword for keyword in shape.keywords):
+        return False
+    if any(name not in shape.keywords for name in positional[shape.positional:required]):
+        return False
+    if any(name not in shape.keywords for name in required_keywords):
         return False
     # A flag written as True/False picks its overloads (``nonzero(x, as_tuple=True)``); any other value fits both.
-    return all(shape.keywords[keyword] == wanted for keyword, wanted in literals.items()
-               if shape.keywords.get(keyword) is not None)
+    return all(shape.keywords[name] == wanted for name, wanted in literals.items()
+               if shape.keywords.get(name) is not None)
 
 
 @cache

@@ -74,15 +74,13 @@ _FACTS = {
 
 # ``torch.unique(x)`` is a tensor; with ``return_inverse=True`` or ``return_counts=True``, a tuple of them
 # (a Python function dispatching on those flags, without annotations).
-_UNIQUE_KEYWORDS = ["dim", "return_counts", "return_inverse", "sorted"]
-_UNIQUE = [
-    ["tensor", 0, 1, _UNIQUE_KEYWORDS, [], {"return_inverse": False, "return_counts": False}],
-    ["tensors", 0, 1, _UNIQUE_KEYWORDS, ["return_inverse"], {"return_inverse": True}],
-    ["tensors", 0, 1, _UNIQUE_KEYWORDS, ["return_counts"], {"return_counts": True}],
+_UNIQUE_FLAGS = ["return_inverse", "return_counts"]
+_UNIQUE: list[list[Any]] = [
+    ["tensor", ["sorted", *_UNIQUE_FLAGS, "dim"], 0, False, [], [], dict.fromkeys(_UNIQUE_FLAGS, False)],
+    *(["tensors", ["sorted", *_UNIQUE_FLAGS, "dim"], 0, False, [], [flag], {flag: True}] for flag in _UNIQUE_FLAGS),
 ]
 _FUNCTION_FACTS = {
-    "torch.unique": [[kind, fewest + 1, most + 1, ["input", *names], required, literals]
-                     for kind, fewest, most, names, required, literals in _UNIQUE],
+    "torch.unique": [[kind, ["input", *names], required + 1, *rest] for kind, names, required, *rest in _UNIQUE],
     "torch.norm": "tensor",  # unannotated Python function; every branch returns a tensor
 }
 _TENSOR_NAMES = frozenset({"Tensor", "TensorBase", "Parameter", "UninitializedParameter", "Buffer"})
@@ -167,21 +165,19 @@ def _union(members: list[ast.expr]) -> str:
 
 # ----- overloads of stubbed functions -----
 def _overload(function: ast.FunctionDef, method: bool) -> list[Any]:
-    """[kind, fewest positional arguments, most (-1: any), keyword names, required keywords, literal keywords]."""
+    """One overload as ``apimodel.Overload`` stores it."""
     args = function.args
     positional = [*args.posonlyargs, *args.args][1 if method else 0:]
-    defaults = len(args.defaults)
-    required = len(positional) - defaults
-    names = [a.arg for a in positional if a not in args.posonlyargs] + [a.arg for a in args.kwonlyargs]
+    required = len(positional) - len(args.defaults)
     required_keywords = [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None]
     literals = {}
-    for arg in args.kwonlyargs:
+    for arg in [*positional, *args.kwonlyargs]:
         note = arg.annotation
         if isinstance(note, ast.Subscript) and ast.unparse(note.value).endswith("Literal") \
                 and isinstance(note.slice, ast.Constant) and isinstance(note.slice.value, bool):
             literals[arg.arg] = note.slice.value
-    most = -1 if args.vararg is not None else len(positional)
-    return [classify(function.returns), required, most, sorted(names), sorted(required_keywords), literals]
+    return [classify(function.returns), [a.arg for a in positional], required, args.vararg is not None,
+            sorted(a.arg for a in args.kwonlyargs), sorted(required_keywords), literals]
 
 
 def _stub_functions(body: list[ast.stmt], method: bool) -> dict[str, Any]:
@@ -225,7 +221,10 @@ def _tensor_class(torch: Any) -> dict[str, Any]:
 
 
 # ----- Python functions and classes -----
-def _annotation_kind(function: Any) -> str:
+def _annotation_kind(function: Any) -> Any:
+    dispatch = _boolean_dispatch(function)
+    if dispatch is not None:
+        return dispatch
     try:
         returns = inspect.signature(function).return_annotation
     except (TypeError, ValueError):
@@ -242,6 +241,23 @@ def _annotation_kind(function: Any) -> str:
         return classify(ast.parse(text, mode="eval").body)
     except SyntaxError:
         return "unknown"
+
+
+def _boolean_dispatch(function: Any) -> list[Any] | None:
+    """``F.max_pool1d``: torch's ``boolean_dispatch`` calls ``if_true`` or ``if_false`` by one flag."""
+    try:
+        found = inspect.getclosurevars(function).nonlocals if inspect.isfunction(function) else {}
+    except (TypeError, ValueError):
+        return None
+    if not {"arg_name", "arg_index", "if_true", "if_false"} <= found.keys():
+        return None
+    flag, index = found["arg_name"], found["arg_index"]
+    names = list(inspect.signature(found["if_false"]).parameters)
+    kinds = {False: _annotation_kind(found["if_false"]), True: _annotation_kind(found["if_true"])}
+    # Without the flag, ``if_false`` runs: only the other overload requires it (by keyword, as it is written).
+    overloads = [[kinds[value], names[:index + 1], 1, False, [], [flag] if value else [], {flag: value}]
+                 for value in (False, True)]
+    return _collapse(overloads)
 
 
 _DOC_RETURNS = re.compile(r"^\s*[\w.]+\(.*\)\s*->\s*(.+?)\s*$", re.MULTILINE)
@@ -297,7 +313,12 @@ class _Builder:
             self.classes[own]["methods"][method] = kind
         self.functions.update(_FUNCTION_FACTS)
         return {"functions": dict(sorted(self.functions.items())), "classes": dict(sorted(self.classes.items())),
-                "names": dict(sorted(self.names.items()))}
+                "names": dict(sorted(self.names.items())), "tuple_fields": self._tuple_fields()}
+
+    def _tuple_fields(self) -> list[str]:
+        """Fields of the named tuples torch returns (``torch.max(x, 1).values``): tensors."""
+        types = vars(self.torch.return_types).values()
+        return sorted({field for cls in types if isinstance(cls, type) for field in getattr(cls, "__match_args__", ())})
 
     def _add(self, module: str, name: str, value: Any) -> None:
         public = f"{module}.{name}"
@@ -315,10 +336,13 @@ class _Builder:
     def _add_class(self, cls: type) -> str | None:
         if cls is self.torch.Tensor:
             return "torch.Tensor"
+        own = _qualname(cls)
+        if isinstance(cls, type(self.torch.FloatTensor)):  # the legacy typed tensors: torch.FloatTensor(...)
+            self.classes[own] = {"kind": "tensor", "bases": ["torch.Tensor"], "methods": {}}
+            return own
         kind = next((kind for root, kind in self.roots if issubclass(cls, root)), None)
         if kind is None:
             return None
-        own = _qualname(cls)
         if own in self.classes:
             return own
         entry: dict[str, Any] = {"kind": kind, "bases": [], "methods": {}}
@@ -364,7 +388,7 @@ def main(argv: list[str]) -> int:
         print(f"wrote {MODEL_PATH} ({len(text)} bytes)")
         return 0
     current = MODEL_PATH.read_text(encoding="utf-8") if MODEL_PATH.exists() else ""
-    print("up to date" if current == text else f"stale: run python -m rlguard.engine.apimodel --write")
+    print("up to date" if current == text else "stale: run python -m rlguard.engine.apimodel --write")
     return 0 if current == text else 1
 
 
