@@ -241,7 +241,7 @@ class _Inference:
         own = self.model.class_name(qualname)
         if own is not None:
             kind = self.model.class_kind(own)
-            return ValueType(kind) if kind in ("tensor", "tensordict") else ValueType("object", own)
+            return ValueType(kind if kind in ("tensor", "tensordict") else "object", own)
         base = self.modelled_base(qualname)
         return ValueType("object", base, qualname) if base is not None else None
 
@@ -425,10 +425,19 @@ class _Inference:
             value = self.instance(spec[1:])
             return (value, _CERTAIN) if value is not None else None
         if spec is None:
-            value = self.instance(qualname) if self.project_class(qualname) is not None else None
-            return (value, _CERTAIN) if value is not None else None
+            return self.static_type(qualname, node)
         kind = _kind_of_call(spec, node)
         return (ValueType(kind), _CERTAIN) if kind is not None else None
+
+    def static_type(self, qualname: str, node: cst.Call) -> _Typed:
+        """A project class built (``Net()``), or a class's own method called (``TensorDict.from_dict(...)``)."""
+        if self.project_class(qualname) is not None:
+            value = self.instance(qualname)
+            return (value, _CERTAIN) if value is not None else None
+        owner, _, method = qualname.rpartition(".")
+        cls = self.instance(owner) if self.model.class_name(owner) is not None else None
+        found = self.method_type(cls, method, node) if cls is not None else None
+        return (found, _CERTAIN) if found is not None else None
 
     def method_type(self, receiver: ValueType, method: str, node: cst.Call) -> ValueType | None:
         """What ``receiver.method(...)`` gives."""
@@ -439,14 +448,13 @@ class _Inference:
             if kind == "self":
                 return receiver
             return ValueType(kind) if kind is not None else None
-        if receiver.kind == "mixed":  # a tensor or a TensorDict: both must agree that the result holds tensors
+        if receiver.kind == "mixed":  # a tensor or a TensorDict: the result holds tensors if it does for both
             as_tensor = self.method_type(ValueType("tensor"), method, node)
+            if as_tensor is None or as_tensor.kind not in _HOLDS_TENSORS:
+                return None
             as_tensordict = self.method_type(ValueType("tensordict"), method, node)
-            if as_tensordict is None or as_tensor == as_tensordict:
-                return as_tensor
-            both = {as_tensor.kind if as_tensor else None, as_tensordict.kind}
-            return ValueType("mixed") if both <= _HOLDS_TENSORS else None
-        cls = {"tensor": TENSOR, "tensordict": TENSORDICT}.get(receiver.kind)
+            return as_tensor if as_tensor == as_tensordict else ValueType("mixed")
+        cls = receiver.cls or {"tensor": TENSOR, "tensordict": TENSORDICT}.get(receiver.kind)
         if cls is None:
             return None
         kind = _kind_of_call(self.model.method(cls, method), node)
