@@ -27,6 +27,8 @@ _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "n
 _READ_METHODS = frozenset({"get", "get_nested"})
 # ``TensorDict(...).to(device)``: the TensorDict that is kept has a device.
 _DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
+# Stacking TensorDicts keeps their (missing) device.
+_STACKS = frozenset({"torch.stack", "torch.cat", "tensordict.lazy_stack", "tensordict.stack"})
 # ``other.update(TensorDict(...))``: the entries are cast to ``other``'s device; the new TensorDict is not kept.
 _MERGE_METHODS = frozenset({"update", "update_", "set", "set_", "update_at_", "set_at_"})
 # Bases from these packages are known not to be (or derive from) torchrl transforms.
@@ -326,7 +328,12 @@ class TensorDictWithoutDevice(Rule):
     def _roots(self, node: cst.BaseExpression, scope: int) -> set[int]:
         """Candidate calls an expression may be (or be derived from by method calls and indexing)."""
         while True:
+            if isinstance(node, cst.Call) and self.ctx.callee(node) in _STACKS:
+                args = positional(node)  # torch.stack of device-less TensorDicts has no device either
+                return self._roots(args[0].value, scope) if args else set()
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and id(node) not in self._by_id:
+                if node.func.attr.value in _DEVICE_METHODS and self._moves_device(node):
+                    return set()  # ``a.to(device)``: what is handed on has a device
                 node = node.func.value
             elif isinstance(node, cst.Subscript):
                 node = node.value

@@ -111,3 +111,37 @@ def test_near_miss_transform_keeps_the_device(tmp_path):
     rb = runpy.run_path(str(path))["rb"]
     rb.extend(_stored(torch))
     assert rb.sample().device == torch.device("cpu")
+
+
+TRANSFORM = """
+import torch
+from tensordict import TensorDict
+from torchrl.envs import Transform
+
+
+class Split(Transform):
+    def _call(self, next_tensordict):
+        first = TensorDict({"x": next_tensordict["x"]}, batch_size=[])
+        second = first.clone()
+        return RESULT
+"""
+
+
+@pytest.mark.parametrize("result, flagged", [
+    ("torch.stack([first, second])", True),  # stacking device-less TensorDicts keeps no device
+    ("second", True),  # clone() keeps the missing device
+    ("torch.stack([first, second]).to(next_tensordict.device)", False),
+    ("second.to(next_tensordict.device)", False),
+    ("torch.stack([first, second]).to(torch.float64)", True),  # a dtype is not a device
+])
+def test_device_through_clone_stack_and_to(result, flagged):
+    assert bool(findings(TRANSFORM.replace("RESULT", result))) == flagged
+
+
+def test_stacked_device_less_tensordicts_have_no_device():
+    torch = pytest.importorskip("torch")
+    from tensordict import TensorDict
+
+    first = TensorDict({"x": torch.zeros(2)}, batch_size=[])
+    assert torch.stack([first, first.clone()]).device is None
+    assert torch.stack([first, first.clone()]).to("cpu").device == torch.device("cpu")
