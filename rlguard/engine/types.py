@@ -58,7 +58,10 @@ MAX_DEPTH = 12
 # "tensor": one tensor (``.tolist()`` converts it); "tensors": a tuple of tensors (``torch.sort``,
 # ``x.chunk(2)``, ``x.max(dim=0)``); "bulk": many tensors at once (``parameters()``, ``state_dict()``,
 # ``td.to_dict()``); "tensordict": a TensorDict; "mixed": a tensor or something holding tensors, which
-# of them unknown (an entry of a TensorDict, what a module returns, an item of ``parameters()``).
+# of them unknown (an entry of a loss's output, what a module returns, an item of ``parameters()``).
+# Not leaves: "entry", an entry of another TensorDict (it may hold non-tensor data, a string), which
+# becomes "mixed" once a tensor method is called on it; "losses", the TensorDict a loss returns (a
+# TensorDict whose entries are tensors).
 LeafKind = Literal["tensor", "tensors", "bulk", "tensordict", "mixed"]
 # A question only the complete project index answers (see ``condition_holds``):
 #   ("tensor-attr", class, attr): the class (or the first ancestor assigning it) assigns ``self.attr``
@@ -71,7 +74,7 @@ _CERTAIN: frozenset[Condition] = frozenset()
 # API model kinds that are leaves, and the leaf kind each gives.
 _LEAF_KINDS: dict[str, LeafKind] = {
     "tensor": "tensor", "tensors": "tensors", "tensor_iter": "bulk", "bulk": "bulk", "tensordict": "tensordict",
-    "mixed": "mixed",
+    "mixed": "mixed", "losses": "tensordict",
 }
 _HOLDS_TENSORS = frozenset(_LEAF_KINDS)
 _SEQUENCE_TYPES = frozenset({"builtins.list", "builtins.tuple", "typing.List", "typing.Tuple", "typing.Sequence",
@@ -448,13 +451,13 @@ class _Inference:
             if kind == "self":
                 return receiver
             return ValueType(kind) if kind is not None else None
-        if receiver.kind == "mixed":  # a tensor or a TensorDict: the result holds tensors if it does for both
+        if receiver.kind in ("mixed", "entry"):  # a tensor or a TensorDict: the result holds tensors if it does for both
             as_tensor = self.method_type(ValueType("tensor"), method, node)
             if as_tensor is None or as_tensor.kind not in _HOLDS_TENSORS:
                 return None
             as_tensordict = self.method_type(ValueType("tensordict"), method, node)
             return as_tensor if as_tensor == as_tensordict else ValueType("mixed")
-        cls = receiver.cls or {"tensor": TENSOR, "tensordict": TENSORDICT}.get(receiver.kind)
+        cls = receiver.cls or {"tensor": TENSOR, "tensordict": TENSORDICT, "losses": TENSORDICT}.get(receiver.kind)
         if cls is None:
             return None
         kind = _kind_of_call(self.model.method(cls, method), node)
@@ -471,6 +474,8 @@ class _Inference:
         if spec is None and not self.overridden(value, "forward"):
             spec = self.model.method(value.cls, "forward")
         kind = _kind_of_call(spec, node) if spec is not None else None
+        if kind == "tensordict" and self.model.class_kind(value.cls) == "loss":
+            return ValueType("losses")
         if kind is not None:
             return ValueType(kind)
         if self.model.class_kind(value.cls) == "module" and any(
@@ -486,7 +491,8 @@ class _Inference:
         inner = self.typed(node.value, env, depth + 1)
         if inner is None:
             return None
-        element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "mixed", "mixed": "mixed"}.get(inner[0].kind)
+        element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
+                   "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None
 
     def attribute_type(self, node: cst.Attribute, env: _Env, depth: int) -> _Typed:

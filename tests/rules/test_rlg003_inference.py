@@ -93,8 +93,8 @@ FLAGGED = {
     "replay buffer sample": ("""
         rb = TensorDictReplayBuffer(storage=LazyTensorStorage(100), batch_size=4)
         batch = rb.sample()
-        print(json.dumps({"obs": batch["observation"]}))
-    """, "`batch[\"observation\"]`", "is a tensor or holds tensors"),
+        print(json.dumps({"obs": batch["observation"].float()}))
+    """, "`batch[\"observation\"].float()`", "is a tensor or holds tensors"),
     "TensorDict(...)": ("""
         td = TensorDict({"a": torch.zeros(3)}, batch_size=[3])
         print(json.dumps({"td": td.clone().to("cpu")}))
@@ -127,8 +127,8 @@ FLAGGED = {
     """, "`history`", "holds many tensors"),
     "annotated TensorDict parameter": ("""
         def log(td: TensorDictBase):
-            print(json.dumps({"obs": td["observation"]}))
-    """, "`td[\"observation\"]`", "is a tensor or holds tensors"),
+            print(json.dumps({"obs": td["observation"].clone()}))
+    """, "`td[\"observation\"].clone()`", "is a tensor or holds tensors"),
 }
 
 
@@ -203,6 +203,10 @@ NEAR_MISSES = {
         rb = ReplayBuffer(storage=LazyTensorStorage(100), batch_size=4)
         print(json.dumps(rb.sample()))
     """,
+    "an entry of a TensorDict may be non-tensor data": """
+        def log(td: TensorDictBase):
+            print(json.dumps({"prompt": td["text"], "history": td.get("history")}))
+    """,
     "shape and numel": """
         env = PendulumEnv()
         rollout = env.rollout(3)
@@ -249,3 +253,13 @@ def test_near_miss_runs_and_encodes():
         result = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["n"] == 3
+
+
+def test_non_tensor_entries_encode_so_a_bare_entry_stays_unknown():
+    torch = pytest.importorskip("torch")
+    from tensordict import NonTensorData, TensorDict
+
+    td = TensorDict({"text": NonTensorData("hi"), "x": torch.zeros(1)}, [])
+    assert json.dumps({"prompt": td["text"]}) == '{"prompt": "hi"}'
+    with pytest.raises(TypeError):
+        json.dumps({"x": td["x"].clone()})
