@@ -70,10 +70,6 @@ class ApiModel:
                 pending = list(self._classes[current]["bases"]) + pending
         return order
 
-    def derives(self, qualname: str, root: str) -> bool:
-        target = self.class_name(root)
-        return target is not None and target in self.ancestry(qualname)
-
     def method(self, qualname: str, method: str) -> Any:
         """What ``instance.method(...)`` gives for an instance of the class (a kind or overloads); None: unknown."""
         for cls in self.ancestry(qualname):

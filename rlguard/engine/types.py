@@ -123,12 +123,6 @@ def is_tensor_valued(node: cst.BaseExpression, ctx: FileContext) -> bool:
     return any(leaf.certain for leaf in tensor_leaves(node, ctx))
 
 
-def value_type(node: cst.BaseExpression, ctx: FileContext) -> ValueType | None:
-    """What ``node`` certainly is (a tensor, a TensorDict, an object of a library class), or None if unknown."""
-    typed = _Inference(ctx, False).typed(node, {}, 0)
-    return typed[0] if typed is not None and not typed[1] else None
-
-
 def condition_holds(condition: Condition, index: ProjectIndex, path: str) -> bool:
     """Answer a ``Leaf.when`` condition against the complete project index."""
     kind = condition[0]
@@ -582,7 +576,7 @@ def _is_ellipsis(node: cst.BaseExpression) -> bool:
 
 def _comprehension_env(comp_for: cst.CompFor | None) -> _Env:
     """The names a comprehension binds: a plain name iterates its ``in`` part; others are unknown."""
-    from rlguard.engine.context import Binding
+    from rlguard.engine.context import Binding  # context imports this module at load time
 
     env: _Env = {}
     while comp_for is not None:
