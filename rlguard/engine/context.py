@@ -33,6 +33,10 @@ class Binding:
     # ``actor, critic = make_models()``: the unpacked expression and this name's position in it.
     # Such a binding stays opaque; only readers that understand positions follow it.
     unpacked: tuple[cst.BaseExpression, int] | None = None
+    # ``for x in iterated``: the loop binds each item (the binding stays opaque).
+    iterated: cst.BaseExpression | None = None
+    # ``items.append(value)`` after ``items = [...]``: the values appended to the list.
+    added: list[cst.BaseExpression] = field(default_factory=list)
 
 
 # What a name means while a bound value is read: ``x = x.to(device)`` reads the previous ``x``.

@@ -106,6 +106,20 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def opaque_target(node: cst.CSTNode) -> None:
         ctx.bind_opaque(node.target)  # type: ignore[attr-defined]
 
+    def for_loop(node: cst.For) -> None:
+        ctx.bind_opaque(node.target)
+        if isinstance(node.target, cst.Name):
+            ctx.scopes[-1].bindings[node.target.value].iterated = node.iter
+
+    def append(node: cst.Call) -> None:
+        # ``items.append(value)`` on a list literal bound in this scope: the value joins the list.
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) \
+                and len(node.args) == 1 and not node.args[0].star and node.args[0].keyword is None:
+            binding = ctx.lookup(func.value.value)
+            if binding is not None and isinstance(binding.value, cst.List):
+                binding.added.append(node.args[0].value)
+
     def with_item(node: cst.WithItem) -> None:
         if node.asname is not None:
             ctx.bind_opaque(node.asname.name)  # type: ignore[arg-type]
@@ -125,7 +139,8 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.ImportFrom: [ctx.imports.add_import_from],
         cst.ClassDef: [ctx.enter_class],
         cst.FunctionDef: [ctx.enter_function],
-        cst.For: [opaque_target],
+        cst.For: [for_loop],
+        cst.Call: [append],
         cst.CompFor: [opaque_target],
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],

@@ -5,16 +5,18 @@ Used by the engine (context, index) and by several rules; nothing here is specif
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 from collections.abc import Iterator
 
 from rlguard.engine.lazy import cst
 
+from rlguard.engine.apimodel import TENSOR, TENSORDICT, CallShape, model, select
 from rlguard.engine.names import dotted_name
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Binding, FileContext
-    from rlguard.engine.index import AttrFact, ProjectIndex
+    from rlguard.engine.index import AttrFact, ClassFacts, ProjectIndex
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -45,98 +47,22 @@ def method_call(node: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
 #
 # An expression is tensor-valued when it evaluates to a torch tensor or to a value holding
 # tensors: a dict, list, tuple or comprehension of them, the tuple ``torch.sort`` returns,
-# ``model.parameters()``, a ``state_dict()``. ``tensor_leaves`` finds the parts that hold them,
-# following names to what they were bound to, so a rule can name them and a fix can convert them.
-# The vocabulary is an allow-list: an unknown call or method is never a tensor.
-
-# torch.<name>(...) returning one tensor (factories and math).
-TENSOR_FUNCTIONS = frozenset(
-    """tensor as_tensor asarray from_numpy frombuffer scalar_tensor zeros ones empty full rand randn randint
-    randperm arange range linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like
-    randint_like empty_strided as_strided complex polar stack cat concat concatenate hstack vstack dstack
-    column_stack row_stack exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square abs absolute sum nansum mean
-    nanmean prod std var logsumexp logcumsumexp amax amin argmax argmin argsort msort all any count_nonzero
-    where clamp clip clamp_min clamp_max sigmoid tanh relu softmax log_softmax matmul mm bmm mv einsum outer
-    inner dot vdot tensordot kron cross flatten ravel reshape squeeze unsqueeze transpose swapaxes swapdims
-    permute movedim moveaxis t flip fliplr flipud roll rot90 narrow select take take_along_dim cumsum cumprod
-    diff sin cos tan asin acos atan atan2 arcsin arccos arctan arctan2 sinh cosh asinh acosh atanh pow
-    float_power floor ceil round trunc frac fix sign sgn signbit neg negative reciprocal add sub subtract mul
-    multiply div divide true_divide floor_divide remainder fmod fmax fmin minimum maximum lerp hypot logaddexp
-    erf erfc erfinv lgamma digamma exp2 xlogy nan_to_num isnan isinf isfinite isclose eq ne gt ge lt le
-    greater less logical_and logical_or logical_not logical_xor bitwise_and bitwise_or bitwise_xor
-    bitwise_not multinomial normal bernoulli poisson gather scatter scatter_add scatter_reduce index_select
-    index_add index_copy index_fill masked_select masked_fill masked_scatter nonzero argwhere tril triu diag
-    diagonal diag_embed diagflat block_diag cdist norm dist renorm trace det logdet inverse pinverse
-    matrix_power matrix_exp cholesky quantile nanquantile corrcoef cov bincount histc bucketize searchsorted
-    unique cartesian_prod combinations repeat_interleave tile broadcast_to expand_copy clone detach addmm
-    addmv addbmm baddbmm addcmul addcdiv atleast_1d atleast_2d atleast_3d heaviside deg2rad rad2deg
-    view_as_real view_as_complex real imag conj angle softplus sigmoid_ relu_ dropout celu selu rrelu
-    threshold prelu""".split()
-)
-# torch.<name>(...) returning a tuple of tensors.
-TENSOR_TUPLE_FUNCTIONS = frozenset(
-    """sort topk chunk split unbind tensor_split hsplit vsplit dsplit kthvalue mode cummax cummin aminmax
-    frexp std_mean var_mean meshgrid broadcast_tensors histogram histogramdd lu_unpack slogdet geqrf qr svd
-    lstsq triangular_solve lobpcg pca_lowrank svd_lowrank""".split()
-)
-# Reductions that return (values, indices) when given a dimension: ``torch.max(x, 1)``.
-DIM_REDUCTIONS = frozenset({"max", "min", "median", "nanmedian"})
-# Calls returning a tuple when one of these keywords is passed.
-TUPLE_KEYWORDS = frozenset({"return_inverse", "return_counts", "as_tuple", "return_indices"})
-TENSOR_CLASSES = frozenset(
-    """Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor CharTensor
-    ByteTensor BoolTensor""".split()
-)
-# Modules whose public functions return tensors, with those that return a tuple of them.
-TENSOR_MODULES: dict[str, frozenset[str]] = {
-    "torch.nn.functional": frozenset({"multi_head_attention_forward"}),
-    "torch.linalg": frozenset(
-        """eig eigh svd qr slogdet lstsq lu lu_factor lu_factor_ex inv_ex cholesky_ex solve_ex ldl_factor
-        ldl_factor_ex""".split()
-    ),
-    "torch.special": frozenset(),
-    "torch.fft": frozenset(),
-}
-# Methods that, on a tensor, return a tensor.
-TENSOR_METHODS = frozenset(
-    """sum nansum mean nanmean max min median nanmedian std var prod amax amin all any logsumexp detach cpu
-    cuda clone to float double half bfloat16 long int short bool byte char cfloat type_as contiguous
-    pin_memory requires_grad_ detach_ abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square pow reshape
-    reshape_as view view_as flatten ravel squeeze unsqueeze permute transpose swapaxes movedim t flip roll
-    narrow select expand expand_as repeat repeat_interleave tile broadcast_to argmax argmin argsort softmax
-    log_softmax sigmoid tanh relu clamp clip clamp_min clamp_max round floor ceil trunc frac sign sgn neg
-    reciprocal cumsum cumprod diff norm renorm add sub mul div true_divide floor_divide remainder fmod
-    matmul mm bmm mv dot outer lerp maximum minimum eq ne gt ge lt le isnan isinf isfinite logical_not
-    logical_and logical_or masked_fill masked_select masked_scatter gather scatter scatter_add index_select
-    index_add index_fill index_copy take nonzero argwhere tril triu diag diagonal trace det inverse
-    pinverse nan_to_num sin cos tan asin acos atan sinh cosh atanh erf erfinv lgamma digamma unique
-    bincount histc quantile nanquantile count_nonzero add_ sub_ mul_ div_ clamp_ zero_ fill_ copy_
-    normal_ uniform_ exponential_ bernoulli_ abs_ neg_ sqrt_ exp_ log_ pow_ masked_fill_ scatter_
-    scatter_add_ index_add_ index_fill_ index_copy_ unsqueeze_ squeeze_ t_ transpose_ resize_ apply_
-    map_ float_ sigmoid_ tanh_ relu_ round_ floor_ ceil_ clip_ nan_to_num_ cumsum_ logit softplus""".split()
-)
-TENSOR_TUPLE_METHODS = frozenset(
-    """sort topk chunk split unbind tensor_split hsplit vsplit dsplit kthvalue mode cummax cummin aminmax
-    frexp slogdet qr svd lstsq triangular_solve""".split()
-)
-# Attributes of a tensor that are tensors (``grad`` may be None, so it is not one of them).
-TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag"})
-# Fields of the named tuples torch returns (``torch.max(x, 1).values``).
-TENSOR_TUPLE_FIELDS = frozenset({"values", "indices", "eigenvalues", "eigenvectors", "U", "S", "Vh", "Q", "R"})
-# Methods that return many tensors at once (a generator or a dict of them), whatever the receiver.
-BULK_TENSOR_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
-# Classes whose ``state_dict()`` holds plain Python values (step counts, learning rates).
-PLAIN_STATE_PREFIXES = ("torch.optim.lr_scheduler.", "torch.optim.swa_utils.SWALR")
-TENSOR_ANNOTATIONS = frozenset(
-    {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "torch.nn.Parameter",
-     "torch.nn.parameter.Parameter"}
-)
+# ``model.parameters()``, a ``state_dict()``, a TensorDict or one of its entries, what a module
+# gives for tensors. ``tensor_leaves`` finds the parts that hold them, following names to what
+# they were bound to, so a rule can name them and a fix can convert them.
+# What library calls give is read from the API model (``engine/apimodel.json``, generated from
+# torch, tensordict and torchrl): an expression it cannot type is unknown, and never a tensor.
 
 MAX_DEPTH = 12
 
 # "tensor": one tensor (``.tolist()`` converts it); "tensors": a tuple of tensors (``torch.sort``,
-# ``x.chunk(2)``, ``x.max(dim=0)``); "bulk": many tensors of a model (``parameters()``, ``state_dict()``).
-LeafKind = Literal["tensor", "tensors", "bulk"]
+# ``x.chunk(2)``, ``x.max(dim=0)``); "bulk": many tensors at once (``parameters()``, ``state_dict()``,
+# ``td.to_dict()``); "tensordict": a TensorDict; "mixed": a tensor or something holding tensors, which
+# of them unknown (an entry of a loss's output, what a module returns, an item of ``parameters()``).
+# Not leaves: "entry", an entry of another TensorDict (it may hold non-tensor data, a string), which
+# becomes "mixed" once a tensor method is called on it; "losses", the TensorDict a loss returns (a
+# TensorDict whose entries are tensors).
+LeafKind = Literal["tensor", "tensors", "bulk", "tensordict", "mixed"]
 # A question only the complete project index answers (see ``condition_holds``):
 #   ("tensor-attr", class, attr): the class (or the first ancestor assigning it) assigns ``self.attr``
 #       a tensor-valued expression;
@@ -145,6 +71,17 @@ LeafKind = Literal["tensor", "tensors", "bulk"]
 #   ("bulk-attr-method", class, attr, method): the same for the classes ``self.attr`` is built from.
 Condition = tuple[str, ...]
 _CERTAIN: frozenset[Condition] = frozenset()
+# API model kinds that are leaves, and the leaf kind each gives.
+_LEAF_KINDS: dict[str, LeafKind] = {
+    "tensor": "tensor", "tensors": "tensors", "tensor_iter": "bulk", "bulk": "bulk", "tensordict": "tensordict",
+    "mixed": "mixed", "losses": "tensordict",
+}
+_HOLDS_TENSORS = frozenset(_LEAF_KINDS)
+_SEQUENCE_TYPES = frozenset({"builtins.list", "builtins.tuple", "typing.List", "typing.Tuple", "typing.Sequence",
+                             "collections.abc.Sequence", "typing.Iterable", "collections.abc.Iterable"})
+_MAPPING_TYPES = frozenset({"builtins.dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping",
+                            "typing.OrderedDict", "collections.OrderedDict"})
+_COPIES = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.dict"})
 
 
 class Leaf(NamedTuple):
@@ -155,12 +92,20 @@ class Leaf(NamedTuple):
     when: frozenset[Condition] = _CERTAIN  # tensor-valued only if one of these holds; empty: certainly
     bindings: tuple[Binding, ...] = ()  # name bindings followed to reach the leaf, outermost first
     via: tuple[cst.Name, ...] = ()  # references to the containers followed (``m`` in ``m = {"a": t}; dumps(m)``)
-    local: bool = True  # every binding followed is in the innermost scope
+    local: bool = True  # every binding followed is in the innermost scope (and the leaf is written there)
     encodable: bool = True  # only inside containers JSON encodes (not a set or a generator)
 
     @property
     def certain(self) -> bool:
         return not self.when
+
+
+class ValueType(NamedTuple):
+    """What an expression is: an API model kind, or ``object`` of a class (``cls``, its model name)."""
+
+    kind: str
+    cls: str | None = None  # for objects: the nearest class the API model knows
+    project: str | None = None  # for objects of a project class: its qualified name
 
 
 def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool = False) -> list[Leaf]:
@@ -188,8 +133,7 @@ def condition_holds(condition: Condition, index: ProjectIndex, path: str) -> boo
     if kind == "bulk-attr-method":
         for fact in _attr_facts(index, condition[1], condition[2], path):
             if fact.callee is not None and (
-                fact.callee.startswith(PLAIN_STATE_PREFIXES)
-                or index.method_owner(fact.callee, condition[3], near=path) is not None
+                _plain_state(fact.callee) or index.method_owner(fact.callee, condition[3], near=path) is not None
             ):
                 return False
         return True
@@ -204,10 +148,42 @@ def _attr_facts(index: ProjectIndex, cls: str, attr: str, path: str) -> list[Att
     return []
 
 
+def _plain_state(qualname: str) -> bool:
+    """Objects of the class hold plain values in ``state_dict()`` (a learning-rate scheduler)."""
+    return model().method(qualname, "state_dict") == "value"
+
+
+@cache
+def _bulk_methods() -> frozenset[str]:
+    """Methods of ``nn.Module`` that return many tensors at once: whatever the receiver, these are taken to."""
+    return model().methods_of_kind("torch.nn.Module", frozenset({"tensor_iter", "bulk"}))
+
+
+def call_shape(call: cst.Call) -> CallShape | None:
+    """What a call passes, for choosing among overloads; None when ``*args`` hides it."""
+    if any(arg.star for arg in call.args):
+        return None
+    keywords = {arg.keyword.value: _bool_literal(arg.value) for arg in call.args if arg.keyword is not None}
+    return CallShape(len(positional(call)), keywords)
+
+
+def _bool_literal(node: cst.BaseExpression) -> bool | None:
+    return {"True": True, "False": False}.get(node.value) if isinstance(node, cst.Name) else None
+
+
+def _kind_of_call(spec: object, call: cst.Call) -> str | None:
+    shape = call_shape(call)
+    if shape is None:
+        return spec if isinstance(spec, str) else None
+    return select(spec, shape)
+
+
 # What a name means while a bound expression is analysed: overrides of the scope's bindings.
-# None: unknown (a comprehension variable, a name bound before the first binding we know of).
+# None: unknown (a name bound before the first binding we know of).
 _Env = dict[str, tuple["Binding", bool] | None]
-# (kind, conditions) of a single value, or None when it is not tensor-valued.
+# (type, conditions) of a single value, or None when unknown.
+_Typed = tuple[ValueType, frozenset[Condition]] | None
+# (leaf kind, conditions) of a single value, or None when it is not tensor-valued.
 _Kind = tuple[LeafKind, frozenset[Condition]] | None
 
 
@@ -215,6 +191,7 @@ class _Inference:
     def __init__(self, ctx: FileContext, deferred: bool) -> None:
         self.ctx = ctx
         self.deferred = deferred
+        self.model = model()
 
     # ----- names -----
     def lookup(self, name: str, env: _Env) -> tuple[Binding, bool] | None:
@@ -228,9 +205,68 @@ class _Inference:
         """The environment in which ``binding.value`` was evaluated: ``x = x.mean()`` reads the old ``x``."""
         return {**env, name: (binding.previous, local) if binding.previous is not None else None}
 
-    def is_annotated_tensor(self, binding: Binding) -> bool:
-        annotated = annotated_type(binding.annotation) if binding.annotation is not None else None
-        return annotated is not None and self.ctx.qualname(annotated) in TENSOR_ANNOTATIONS
+    def annotation_type(self, annotation: cst.BaseExpression, depth: int = 0) -> ValueType | None:
+        """What an annotation promises: ``Tensor``, ``TensorDictBase``, ``LSTMModule``, ``Dict[str, List[Tensor]]``."""
+        spelled = annotated_type(annotation)
+        if spelled is None or depth > 4:
+            return None
+        if isinstance(spelled, cst.Subscript):
+            origin = self.ctx.qualname(spelled.value)
+            args = [e.slice.value for e in spelled.slice if isinstance(e.slice, cst.Index)]
+            if origin in _SEQUENCE_TYPES and args:
+                items = [self.annotation_type(arg, depth + 1) for arg in args if not _is_ellipsis(arg)]
+                holds = items and all(item is not None and item.kind in _HOLDS_TENSORS for item in items)
+                return ValueType("tensors") if holds else None
+            if origin in _MAPPING_TYPES and len(args) == 2:
+                item = self.annotation_type(args[1], depth + 1)
+                return ValueType("bulk") if item is not None and item.kind in _HOLDS_TENSORS else None
+            return None
+        qualname = self.ctx.qualname(spelled)
+        return self.instance(qualname) if qualname is not None else None
+
+    def instance(self, qualname: str) -> ValueType | None:
+        """An object of a class: a library class the model knows, or a project class deriving from one."""
+        own = self.model.class_name(qualname)
+        if own is not None:
+            kind = self.model.class_kind(own)
+            return ValueType(kind if kind in ("tensor", "tensordict") else "object", own)
+        base = self.modelled_base(qualname)
+        return ValueType("object", base, qualname) if base is not None else None
+
+    def modelled_base(self, qualname: str) -> str | None:
+        """The first library class the model knows in a project class's ancestry (same file, or the index)."""
+        pending, seen = [qualname], set[str]()
+        while pending:
+            name = pending.pop(0)
+            if name in seen or len(seen) > 32:
+                continue
+            seen.add(name)
+            own = self.model.class_name(name)
+            if own is not None:
+                return own
+            facts = self.project_class(name)
+            if facts is not None:
+                pending = [*facts.bases, *pending]
+        return None
+
+    def project_class(self, qualname: str) -> ClassFacts | None:
+        facts = self.ctx.facts.classes.get(qualname)
+        if facts is None and self.ctx.index is not None:
+            facts = self.ctx.index.get_class(qualname, self.ctx.path)
+        return facts
+
+    def overridden(self, value: ValueType, method: str) -> bool:
+        """A project class between the object's class and the modelled base defines ``method``."""
+        pending, seen = [value.project] if value.project else [], set()
+        while pending:
+            name = pending.pop(0)
+            facts = None if name in seen or self.model.class_name(name) else self.project_class(name)
+            seen.add(name)
+            if facts is not None:
+                if method in facts.methods:
+                    return True
+                pending.extend(facts.bases)
+        return False
 
     # ----- containers -----
     def leaves(self, node: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
@@ -243,16 +279,13 @@ class _Inference:
                 return []
             binding, innermost = found
             local = local and innermost
-            if self.is_annotated_tensor(binding):
-                return [Leaf(node, "tensor", _CERTAIN, bindings + (binding,), via, local, encodable)]
-            if binding.value is None or binding.opaque:
-                return []
-            inner_env = self.inside(node.value, binding, innermost, env)
-            if _is_container(binding.value):
-                return self.leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
-                                   local, encodable)
-            kind = self.kind(binding.value, inner_env, depth + 1)
-            return [Leaf(node, kind[0], kind[1], bindings + (binding,), via, local, encodable)] if kind else []
+            if binding.value is not None and _is_container(binding.value) and not binding.opaque:
+                inner_env = self.inside(node.value, binding, innermost, env)
+                found_leaves = self.leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
+                                           local, encodable)
+                # ``items.append(loss)`` in a loop: the appended values, named where they were appended.
+                return found_leaves + [leaf for added in binding.added for leaf in self.leaves(
+                    added, env, depth + 1, bindings + (binding,), via + (node,), False, encodable)]
         if isinstance(node, cst.Dict):
             return [leaf for element in node.elements if isinstance(element, cst.DictElement)
                     for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
@@ -261,37 +294,44 @@ class _Inference:
             return [leaf for element in node.elements
                     for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            inner_env = {**env, **{name: None for name in _comprehension_names(node.for_in)}}
+            inner_env = {**env, **_comprehension_env(node.for_in)}
             element = node.value if isinstance(node, cst.DictComp) else node.elt
             encodable = encodable and isinstance(node, (cst.ListComp, cst.DictComp))
             return self.leaves(element, inner_env, depth + 1, bindings, via, local, encodable)
-        kind = self.kind(node, env, depth)
-        return [Leaf(node, kind[0], kind[1], bindings, via, local, encodable)] if kind else []
+        kind, followed = self.kind(node, env, depth), self.followed(node, env)
+        if kind is None:
+            return []
+        if followed is not None:
+            local = local and followed[1]
+        return [Leaf(node, kind[0], kind[1], bindings + ((followed[0],) if followed else ()), via, local, encodable)]
+
+    def followed(self, node: cst.BaseExpression, env: _Env) -> tuple[Binding, bool] | None:
+        """The binding a name leaf was read from."""
+        return self.lookup(node.value, env) if isinstance(node, cst.Name) else None
 
     # ----- single values -----
     def kind(self, node: cst.BaseExpression, env: _Env, depth: int) -> _Kind:
-        """Whether a non-container expression is a tensor, a tuple of tensors, many tensors, or none."""
+        """The leaf kind of a non-container expression, or None when it holds no tensor (or is unknown)."""
+        typed = self.typed(node, env, depth)
+        if typed is None or typed[0].kind not in _LEAF_KINDS:
+            return None
+        return _LEAF_KINDS[typed[0].kind], typed[1]
+
+    def typed(self, node: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
+        """What a single value is, with the conditions under which it is; None when unknown."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(node, cst.Name):
-            found = self.lookup(node.value, env)
-            if found is None:
-                return None
-            binding, innermost = found
-            if self.is_annotated_tensor(binding):
-                return "tensor", _CERTAIN
-            if binding.value is None or binding.opaque or _is_container(binding.value):
-                return None
-            return self.kind(binding.value, self.inside(node.value, binding, innermost, env), depth + 1)
+            return self.name_type(node, env, depth)
         if isinstance(node, cst.Call):
-            return self.call_kind(node, env, depth)
+            return self.call_type(node, env, depth)
         if isinstance(node, cst.Subscript):
-            inner = self.kind(node.value, env, depth + 1)
-            return ("tensor", inner[1]) if inner and inner[0] in ("tensor", "tensors") else None
+            return self.subscript_type(node, env, depth)
         if isinstance(node, cst.Attribute):
-            return self.attribute_kind(node, env, depth)
+            return self.attribute_type(node, env, depth)
         if isinstance(node, cst.BinaryOperation):
-            if isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            if isinstance(node.operator, cst.Modulo) and isinstance(
+                    node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
                 return None  # "%s" % t is a string
             return _either(self.tensor(node.left, env, depth), self.tensor(node.right, env, depth))
         if isinstance(node, cst.UnaryOperation):
@@ -303,71 +343,203 @@ class _Inference:
             return _either(*(self.tensor(operand, env, depth) for operand in operands))
         if isinstance(node, cst.IfExp):
             body, orelse = self.tensor(node.body, env, depth), self.tensor(node.orelse, env, depth)
-            return ("tensor", _CERTAIN) if body == _CERTAIN and orelse == _CERTAIN else None
+            return (ValueType("tensor"), _CERTAIN) if body == _CERTAIN and orelse == _CERTAIN else None
         return None
 
     def tensor(self, node: cst.BaseExpression, env: _Env, depth: int) -> frozenset[Condition] | None:
         """The conditions under which ``node`` is one tensor (empty: certainly), or None if it is not."""
-        kind = self.kind(node, env, depth + 1)
-        return kind[1] if kind and kind[0] == "tensor" else None
+        typed = self.typed(node, env, depth + 1)
+        return typed[1] if typed and typed[0].kind == "tensor" else None
 
-    def call_kind(self, node: cst.Call, env: _Env, depth: int) -> _Kind:
+    def name_type(self, node: cst.Name, env: _Env, depth: int) -> _Typed:
+        found = self.lookup(node.value, env)
+        if found is None:
+            return None
+        binding, innermost = found
+        if binding.annotation is not None:
+            annotated = self.annotation_type(binding.annotation)
+            if annotated is not None:
+                return annotated, _CERTAIN
+        inner_env = self.inside(node.value, binding, innermost, env)
+        if binding.iterated is not None:
+            return self.element_type(binding.iterated, inner_env, depth + 1)
+        if binding.value is None or binding.opaque or _is_container(binding.value):
+            return None
+        return self.typed(binding.value, inner_env, depth + 1)
+
+    def element_type(self, iterated: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
+        """What ``for x in iterated`` binds ``x`` to."""
+        typed = self.typed(iterated, env, depth)
+        if typed is None:
+            return None
+        value, when = typed
+        if value.kind == "object" and value.cls is not None and not self.overridden(value, "__iter__"):
+            element = {"td_iter": "tensordict", "tensor_iter": "mixed"}.get(self.model.method(value.cls, "__iter__"))
+        else:
+            element = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed",
+                       "td_iter": "tensordict"}.get(value.kind)
+        return (ValueType(element), when) if element else None
+
+    def call_type(self, node: cst.Call, env: _Env, depth: int) -> _Typed:
         qualname = self.ctx.callee(node)
         if qualname is not None:
-            kind = _function_kind(qualname, node)
-            return (kind, _CERTAIN) if kind else None
+            return self.function_type(qualname, node, env, depth)
         called = method_call(node)
-        if called is None:
-            return None
-        receiver, method = called
-        if method in BULK_TENSOR_METHODS:
-            return self.bulk_kind(receiver, method, env)
-        when = self.tensor(receiver, env, depth)
-        if when is None:
-            return None
-        kind = _method_kind(method, node)
-        return (kind, when) if kind else None
+        if called is not None:
+            receiver, method = called
+            if method in _bulk_methods() and self.is_self_or_attr(receiver, env):
+                return self.bulk_type(receiver, method, env)
+            typed = self.typed(receiver, env, depth + 1)
+            if typed is not None:
+                found = self.method_type(typed[0], method, node)
+                return (found, typed[1]) if found is not None else None
+            if method in _bulk_methods():
+                return self.bulk_type(receiver, method, env)
+        callable_ = self.attr_object(node.func) or self.typed(node.func, env, depth + 1)
+        if callable_ is not None and callable_[0].kind == "object":
+            found = self.object_call(callable_[0], node, env, depth)
+            return (found, callable_[1]) if found is not None else None
+        return None
 
-    def attribute_kind(self, node: cst.Attribute, env: _Env, depth: int) -> _Kind:
+    def function_type(self, qualname: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        if qualname in _COPIES:  # list(model.parameters()), dict(state), sorted(losses)
+            args = positional(node)
+            inner = self.typed(args[0].value, env, depth + 1) if len(args) == 1 else None
+            if inner is None or inner[0].kind not in ("tensors", "tensor_iter", "bulk"):
+                return None
+            return ValueType("bulk" if inner[0].kind == "tensor_iter" else inner[0].kind), inner[1]
+        spec = self.model.function(qualname)
+        if isinstance(spec, str) and spec.startswith("@"):
+            value = self.instance(spec[1:])
+            return (value, _CERTAIN) if value is not None else None
+        if spec is None:
+            return self.static_type(qualname, node)
+        kind = _kind_of_call(spec, node)
+        return (ValueType(kind), _CERTAIN) if kind is not None else None
+
+    def static_type(self, qualname: str, node: cst.Call) -> _Typed:
+        """A project class built (``Net()``), or a class's own method called (``TensorDict.from_dict(...)``)."""
+        if self.project_class(qualname) is not None:
+            value = self.instance(qualname)
+            return (value, _CERTAIN) if value is not None else None
+        owner, _, method = qualname.rpartition(".")
+        cls = self.instance(owner) if self.model.class_name(owner) is not None else None
+        found = self.method_type(cls, method, node) if cls is not None else None
+        return (found, _CERTAIN) if found is not None else None
+
+    def method_type(self, receiver: ValueType, method: str, node: cst.Call) -> ValueType | None:
+        """What ``receiver.method(...)`` gives."""
+        if receiver.kind == "object":
+            if receiver.cls is None or self.overridden(receiver, method):
+                return None
+            kind = _kind_of_call(self.model.method(receiver.cls, method), node)
+            if kind == "self":
+                return receiver
+            return ValueType(kind) if kind is not None else None
+        if receiver.kind in ("mixed", "entry"):  # a tensor or a TensorDict: the result holds tensors if it does for both
+            as_tensor = self.method_type(ValueType("tensor"), method, node)
+            if as_tensor is None or as_tensor.kind not in _HOLDS_TENSORS:
+                return None
+            as_tensordict = self.method_type(ValueType("tensordict"), method, node)
+            return as_tensor if as_tensor == as_tensordict else ValueType("mixed")
+        cls = receiver.cls or {"tensor": TENSOR, "tensordict": TENSORDICT, "losses": TENSORDICT}.get(receiver.kind)
+        if cls is None:
+            return None
+        kind = _kind_of_call(self.model.method(cls, method), node)
+        if kind == "self":
+            return receiver
+        return ValueType(kind) if kind is not None else None
+
+    def object_call(self, value: ValueType, node: cst.Call, env: _Env, depth: int) -> ValueType | None:
+        """Calling an object: a TensorDict module or a loss gives a TensorDict; another module given
+        tensors gives tensors (``net(x)``)."""
+        if value.cls is None or self.overridden(value, "__call__"):
+            return None
+        spec = self.model.method(value.cls, "__call__")
+        if spec is None and not self.overridden(value, "forward"):
+            spec = self.model.method(value.cls, "forward")
+        kind = _kind_of_call(spec, node) if spec is not None else None
+        if kind == "tensordict" and self.model.class_kind(value.cls) == "loss":
+            return ValueType("losses")
+        if kind is not None:
+            return ValueType(kind)
+        if self.model.class_kind(value.cls) == "module" and any(
+                self.holds_tensors(arg.value, env, depth) for arg in node.args):
+            return ValueType("mixed")
+        return None
+
+    def holds_tensors(self, node: cst.BaseExpression, env: _Env, depth: int) -> bool:
+        typed = self.typed(node, env, depth + 1)
+        return typed is not None and not typed[1] and typed[0].kind in _HOLDS_TENSORS
+
+    def subscript_type(self, node: cst.Subscript, env: _Env, depth: int) -> _Typed:
+        inner = self.typed(node.value, env, depth + 1)
+        if inner is None:
+            return None
+        element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
+                   "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
+        return (ValueType(element), inner[1]) if element else None
+
+    def attribute_type(self, node: cst.Attribute, env: _Env, depth: int) -> _Typed:
         attr = self.ctx.is_self_attr(node)
         if attr is not None and node.value.value not in env:  # type: ignore[attr-defined]
             cls = self.ctx.current_class
             if cls is None:
                 return None
             if self.deferred:
-                return "tensor", frozenset({("tensor-attr", cls.qualname, attr)})
-            return ("tensor", _CERTAIN) if any(f.tensor for f in cls.attrs.get(attr, ())) else None
+                return ValueType("tensor"), frozenset({("tensor-attr", cls.qualname, attr)})
+            return (ValueType("tensor"), _CERTAIN) if any(f.tensor for f in cls.attrs.get(attr, ())) else None
         name = node.attr.value
-        if name in TENSOR_ATTRIBUTES:
-            return _as_tensor(self.tensor(node.value, env, depth))
-        if name in TENSOR_TUPLE_FIELDS:
-            inner = self.kind(node.value, env, depth + 1)
-            return ("tensor", inner[1]) if inner and inner[0] == "tensors" else None
+        inner = self.typed(node.value, env, depth + 1)
+        if inner is None:
+            return None
+        if inner[0].kind == "tensor" and self.model.attribute(TENSOR, name) == "tensor":
+            return ValueType("tensor"), inner[1]
+        if inner[0].kind == "tensors" and name in self.model.tuple_fields:
+            return ValueType("tensor"), inner[1]
         return None
 
-    def bulk_kind(self, receiver: cst.BaseExpression, method: str, env: _Env) -> _Kind:
+    def attr_object(self, node: cst.BaseExpression) -> _Typed:
+        """``self.net``, when every assignment of it in the class seen so far builds one object type."""
+        attr = self.ctx.is_self_attr(node)
+        cls = self.ctx.current_class
+        if attr is None or cls is None:
+            return None
+        facts = cls.attrs.get(attr, ())
+        callees = {fact.callee for fact in facts}
+        callee = callees.pop() if len(callees) == 1 else None
+        value = self.instance(callee) if callee is not None else None
+        return (value, _CERTAIN) if value is not None and value.kind == "object" else None
+
+    def is_self_or_attr(self, receiver: cst.BaseExpression, env: _Env) -> bool:
+        if isinstance(receiver, cst.Name):
+            return receiver.value not in env and self.ctx.is_self(receiver.value)
+        return self.ctx.is_self_attr(receiver) is not None
+
+    def bulk_type(self, receiver: cst.BaseExpression, method: str, env: _Env) -> _Typed:
         """``x.state_dict()``: many tensors, unless ``x`` is known to hold plain values."""
         cls = self.ctx.current_class
+        bulk = ValueType("bulk")
         if isinstance(receiver, cst.Name) and cls is not None and receiver.value not in env \
                 and self.ctx.is_self(receiver.value):
             if self.deferred:
-                return "bulk", frozenset({("bulk-method", cls.qualname, method)})
-            return None if method in cls.methods else ("bulk", _CERTAIN)
+                return bulk, frozenset({("bulk-method", cls.qualname, method)})
+            return None if method in cls.methods else (bulk, _CERTAIN)
         attr = self.ctx.is_self_attr(receiver)
         if attr is not None and cls is not None:
             facts = cls.attrs.get(attr, ())
-            if any(f.callee is not None and f.callee.startswith(PLAIN_STATE_PREFIXES) for f in facts):
+            if any(f.callee is not None and _plain_state(f.callee) for f in facts):
                 return None
             if self.deferred:
-                return "bulk", frozenset({("bulk-attr-method", cls.qualname, attr, method)})
-            return "bulk", _CERTAIN
+                return bulk, frozenset({("bulk-attr-method", cls.qualname, attr, method)})
+            return bulk, _CERTAIN
         built = self.constructor(receiver, env)
         if built is not None:
-            if built.startswith(PLAIN_STATE_PREFIXES):
+            if _plain_state(built):
                 return None
             if self.deferred and not built.startswith("torch."):
-                return "bulk", frozenset({("bulk-method", built, method)})
-        return "bulk", _CERTAIN
+                return bulk, frozenset({("bulk-method", built, method)})
+        return bulk, _CERTAIN
 
     def constructor(self, node: cst.BaseExpression, env: _Env) -> str | None:
         """The qualified name of the call a name was bound to (``sched = StepLR(...)``)."""
@@ -386,12 +558,22 @@ def _is_container(node: cst.BaseExpression) -> bool:
                              cst.GeneratorExp))
 
 
-def _comprehension_names(comp_for: cst.CompFor | None) -> list[str]:
-    names: list[str] = []
+def _is_ellipsis(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Ellipsis)
+
+
+def _comprehension_env(comp_for: cst.CompFor | None) -> _Env:
+    """The names a comprehension binds: a plain name iterates its ``in`` part; others are unknown."""
+    from rlguard.engine.context import Binding  # context imports this module at load time
+
+    env: _Env = {}
     while comp_for is not None:
-        names.extend(_target_names(comp_for.target))
+        if isinstance(comp_for.target, cst.Name):
+            env[comp_for.target.value] = (Binding(opaque=True, iterated=comp_for.iter), True)
+        else:
+            env.update({name: None for name in _target_names(comp_for.target)})
         comp_for = comp_for.inner_for_in
-    return names
+    return env
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
@@ -404,62 +586,18 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _as_tensor(when: frozenset[Condition] | None) -> _Kind:
-    return ("tensor", when) if when is not None else None
+def _as_tensor(when: frozenset[Condition] | None) -> _Typed:
+    return (ValueType("tensor"), when) if when is not None else None
 
 
-def _either(*whens: frozenset[Condition] | None) -> _Kind:
+def _either(*whens: frozenset[Condition] | None) -> _Typed:
     """One tensor when any operand is: certainly if one certainly is, else under any operand's conditions."""
     known = [when for when in whens if when is not None]
     if not known:
         return None
     if any(not when for when in known):
-        return "tensor", _CERTAIN
-    return "tensor", frozenset().union(*known)
-
-
-def _returns_tuple(name: str, call: cst.Call) -> bool:
-    """Calls of ``max``/``min``/``median`` with a dimension, or with a flag asking for a tuple."""
-    if any(arg.keyword is not None and arg.keyword.value in TUPLE_KEYWORDS and not _is_false(arg.value)
-           for arg in call.args):
-        return True
-    if name == "where" and len(call.args) == 1:
-        return True  # torch.where(condition) is torch.nonzero(condition, as_tuple=True)
-    return False
-
-
-def _is_false(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "False"
-
-
-def _function_kind(qualname: str, call: cst.Call) -> LeafKind | None:
-    module, _, name = qualname.rpartition(".")
-    if module == "torch":
-        if name in TENSOR_TUPLE_FUNCTIONS or _returns_tuple(name, call):
-            return "tensors"
-        if name in DIM_REDUCTIONS:
-            # torch.max(x) is a tensor; torch.max(x, 1) a tuple; torch.max(x, y) a tensor again.
-            return "tensor" if len(call.args) == 1 and call.args[0].keyword is None else "tensors"
-        if name in TENSOR_FUNCTIONS or name in TENSOR_CLASSES:
-            return "tensor"
-        return None
-    if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-        return "tensor"
-    tuples = TENSOR_MODULES.get(module)
-    if tuples is not None and not name.startswith(("_", "has_", "handle_")) and name[:1].islower():
-        return "tensors" if name in tuples or _returns_tuple(name, call) else "tensor"
-    return None
-
-
-def _method_kind(method: str, call: cst.Call) -> LeafKind | None:
-    """What ``t.<method>(...)`` gives on a tensor ``t``."""
-    if method in TENSOR_TUPLE_METHODS or _returns_tuple(method, call):
-        return "tensors"
-    if method in DIM_REDUCTIONS:
-        return "tensors" if call.args else "tensor"
-    if method in TENSOR_METHODS:
-        return "tensor"
-    return None
+        return ValueType("tensor"), _CERTAIN
+    return ValueType("tensor"), frozenset().union(*known)
 
 
 class ForwardReference(NamedTuple):

@@ -349,11 +349,13 @@ def _part(leaf: Leaf) -> str:
 
 
 def _describe(leaves: list[Leaf]) -> str:
-    """``a`` and ``b`` are tensors; ``model.state_dict()`` holds a model's tensors."""
+    """``a`` and ``b`` are tensors; ``model.state_dict()`` holds many tensors."""
     groups = (
         ("tensor", "is a tensor", "are tensors"),
         ("tensors", "is a tuple of tensors", "are tuples of tensors"),
-        ("bulk", "holds a model's tensors", "hold a model's tensors"),
+        ("bulk", "holds many tensors", "hold many tensors"),
+        ("tensordict", "is a TensorDict", "are TensorDicts"),
+        ("mixed", "is a tensor or holds tensors", "are tensors or hold tensors"),
     )
     sentences = []
     for kind, one, many in groups:

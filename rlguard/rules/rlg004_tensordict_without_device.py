@@ -27,6 +27,8 @@ _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "n
 _READ_METHODS = frozenset({"get", "get_nested"})
 # ``TensorDict(...).to(device)``: the TensorDict that is kept has a device.
 _DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
+# Stacking TensorDicts keeps their (missing) device.
+_STACKS = frozenset({"torch.stack", "torch.cat", "tensordict.lazy_stack", "tensordict.stack"})
 # ``other.update(TensorDict(...))``: the entries are cast to ``other``'s device; the new TensorDict is not kept.
 _MERGE_METHODS = frozenset({"update", "update_", "set", "set_", "update_at_", "set_at_"})
 # Bases from these packages are known not to be (or derive from) torchrl transforms.
@@ -62,6 +64,7 @@ class _Candidate:
     method: str | None  # the enclosing method of that class (None in the class body)
     functions: tuple[str, ...]  # enclosing plain (non-method) functions, outermost first
     lambdas: tuple[int, ...]  # ids of enclosing lambdas
+    called_class: str | None  # the class whose ``__call__`` the call is in
     class_fix: Fix | None  # when the enclosing method's TensorDict parameter is known
     function_fix: Fix | None  # when the innermost function is a replay-buffer transform
 
@@ -116,7 +119,7 @@ class TensorDictWithoutDevice(Rule):
     )
     # A construction (`TensorDict(`, or an alias bound by `TensorDict as`), and a transform: a
     # replay buffer's `transform=` keyword, or (class_roots) a class deriving from a torchrl transform.
-    tokens = (("TensorDict(", "TensorDict (", "TensorDict as"), ("transform=", "transform ="))
+    tokens = (("TensorDict(", "TensorDict (", "TensorDict as", "TensorDict.from_dict("), ("transform=", "transform ="))
     class_roots = frozenset(TORCHRL_TRANSFORMS)
     class_group = 1
     valid = (
@@ -281,6 +284,7 @@ class TensorDictWithoutDevice(Rule):
         self._candidates: list[_Candidate] = []
         self._buffer_functions: dict[str, str] = {}  # function name -> replay buffer class it was given to
         self._buffer_lambdas: dict[int, str] = {}  # id(lambda) -> replay buffer class
+        self._buffer_classes: dict[str, str] = {}  # class whose instances were given -> replay buffer class
         self._kept_elsewhere: set[int] = set()  # calls given a device right away, or merged into another TensorDict
         # (class, method) -> methods of the same class whose result it returns: the transform's output
         # is built in its data methods and in the helpers they return from.
@@ -329,7 +333,12 @@ class TensorDictWithoutDevice(Rule):
     def _roots(self, node: cst.BaseExpression, scope: int) -> set[int]:
         """Candidate calls an expression may be (or be derived from by method calls and indexing)."""
         while True:
+            if isinstance(node, cst.Call) and self.ctx.callee(node) in _STACKS:
+                args = positional(node)  # torch.stack of device-less TensorDicts has no device either
+                return self._roots(args[0].value, scope) if args else set()
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and id(node) not in self._by_id:
+                if node.func.attr.value in _DEVICE_METHODS and self._moves_device(node):
+                    return set()  # ``a.to(device)``: what is handed on has a device
                 node = node.func.value
             elif isinstance(node, cst.Subscript):
                 node = node.value
@@ -380,17 +389,32 @@ class TensorDictWithoutDevice(Rule):
         qualname = self.ctx.callee(node)
         if qualname is None:
             return
-        if qualname in TENSORDICT_CLASSES:
+        owner, _, method = qualname.rpartition(".")
+        if qualname in TENSORDICT_CLASSES or (owner in TENSORDICT_CLASSES and method == "from_dict"):
             self._tensordict_call(node)
         elif is_replay_buffer(qualname):
             transform = keyword(node, "transform")
-            if transform is None:
-                return
-            buffer = qualname.rpartition(".")[2]
-            if isinstance(transform.value, cst.Name):
-                self._buffer_functions.setdefault(transform.value.value, buffer)
-            elif isinstance(transform.value, cst.Lambda):
-                self._buffer_lambdas[id(transform.value)] = buffer
+            if transform is not None:
+                self._given_as_transform(transform.value, qualname.rpartition(".")[2], 0)
+
+    def _given_as_transform(self, value: cst.BaseExpression, buffer: str, depth: int) -> None:
+        """Record what a replay buffer will call on its samples: a function, a lambda, the function a
+        ``functools.partial`` wraps, the ``__call__`` of an instance, each part of a ``Compose(...)``."""
+        value = self.ctx.value_of(value)
+        if isinstance(value, cst.Name):
+            self._buffer_functions.setdefault(value.value, buffer)
+        elif isinstance(value, cst.Lambda):
+            self._buffer_lambdas[id(value)] = buffer
+        elif isinstance(value, cst.Call) and depth < 4:
+            callee = self.ctx.callee(value) or ""
+            args = positional(value)
+            if callee == "functools.partial" and args:
+                self._given_as_transform(args[0].value, buffer, depth + 1)
+            elif callee.rpartition(".")[2] == "Compose" and is_torchrl_transform(callee):
+                for arg in args:
+                    self._given_as_transform(arg.value, buffer, depth + 1)
+            elif callee:
+                self._buffer_classes.setdefault(callee, buffer)
 
     def _moves_device(self, call: cst.Call) -> bool:
         """``.cuda()``, ``.cpu()``, ``.to(device)``; not ``.to(torch.float32)`` or ``.to(dtype=...)``."""
@@ -412,12 +436,14 @@ class TensorDictWithoutDevice(Rule):
         written_none = _device_missing(node)
         if written_none is None or id(node) in self._kept_elsewhere:
             return
+        method = self._enclosing_method()
+        called_class = cls.qualname if cls is not None and method is not None and method.name.value == "__call__" \
+            else None
         if cls is not None and not self._may_be_transform(cls.qualname):
             cls = None
-        method = self._enclosing_method()
         if cls is not None and method is not None and not _handles_data(method):
             cls = None  # a static method or (de)serialisation: not the transform's data
-        if cls is None and not self._functions and not self._lambdas:
+        if cls is None and not self._functions and not self._lambdas and called_class is None:
             return
         direct = self._current_method() is not None
         if self._in_return or self._lambdas:
@@ -431,6 +457,7 @@ class TensorDictWithoutDevice(Rule):
                 method=method.name.value if method is not None else None,
                 functions=tuple(self._functions),
                 lambdas=tuple(id(lam) for lam in self._lambdas),
+                called_class=called_class,
                 class_fix=self._fix(node, self._method_parameters()) if direct else None,
                 function_fix=self._fix(node, self._function_parameters()),
             )
@@ -479,6 +506,9 @@ class TensorDictWithoutDevice(Rule):
         for lam in reversed(candidate.lambdas):
             if lam in self._buffer_lambdas:
                 return "lambda", self._buffer_lambdas[lam]
+        if candidate.called_class in self._buffer_classes:
+            name = candidate.called_class.rpartition(".")[2]
+            return f"{name}.__call__", self._buffer_classes[candidate.called_class]
         return None
 
     @classmethod

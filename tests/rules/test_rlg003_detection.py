@@ -141,10 +141,10 @@ def test_tuples_of_tensors_are_flagged_without_fix(payload):
 
 @pytest.mark.parametrize("payload, part", [
     ("policy.parameters()", "policy.parameters()"),
-    ("list(policy.parameters())", None),
+    ("list(policy.parameters())", "list(policy.parameters())"),
     ("policy.state_dict()", "policy.state_dict()"),
     ("optimizer.state_dict()", "optimizer.state_dict()"),
-    ("dict(policy.named_parameters())", None),
+    ("dict(policy.named_parameters())", "dict(policy.named_parameters())"),
     ("{'policy': policy.state_dict(), 'step': 3}", "policy.state_dict()"),
 ])
 def test_parameters_and_state_dicts(payload, part):
@@ -157,9 +157,6 @@ def test_parameters_and_state_dicts(payload, part):
         with open("ckpt.json", "w") as f:
             json.dump({payload}, f)
     """)
-    if part is None:
-        assert found == []  # list() and dict() of them: not followed
-        return
     (finding,) = found
     assert f"`{part}`" in finding.full_message and "torch.save" in finding.full_message
     assert finding.fix is None
@@ -619,7 +616,7 @@ def test_self_state_dict_of_module_subclass_is_flagged():
             def save(self, f):
                 json.dump(self.state_dict(), f)
     """)
-    assert "`self.state_dict()` holds a model's tensors" in finding.full_message
+    assert "`self.state_dict()` holds many tensors" in finding.full_message
 
 
 def test_own_state_dict_in_a_base_class_of_another_file_is_plain():

@@ -137,11 +137,17 @@ def test_helper_whose_result_is_returned_is_the_output():
     "TensorDict({'x': next_tensordict['x']}, []).cpu()",
     "next_tensordict.update(TensorDict({'x': next_tensordict['x'] * 2}, []))",
     "next_tensordict.set('goal', TensorDict({'x': next_tensordict['x']}, []))",
-    "TensorDict.from_dict({'x': next_tensordict['x']})",
     "next_tensordict.empty()",
 ])
 def test_tensordicts_with_a_device_or_not_handed_on(call):
     assert findings(transform(f"return {call}")) == []
+
+
+def test_from_dict_without_a_device_is_flagged():
+    # TensorDict.from_dict(...) without device= gives a TensorDict whose device is None, like TensorDict(...).
+    (finding,) = findings(transform("return TensorDict.from_dict({'x': next_tensordict['x']})"))
+    assert finding.fix is not None
+    assert findings(transform("return TensorDict.from_dict({'x': next_tensordict['x']}, device=next_tensordict.device)")) == []
 
 
 def test_to_dtype_keeps_the_finding():

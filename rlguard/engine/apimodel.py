@@ -1,0 +1,141 @@
+"""The libraries' types as data: what torch, tensordict and torchrl functions, methods and classes give.
+
+``apimodel.json`` is generated from the installed libraries by ``python -m rlguard.engine.apimodel --write``
+(see ``apimodel_build``); this module only reads it, and never imports torch.
+
+Kinds of values: ``tensor``; ``tensors`` (a tuple or list of tensors); ``tensor_iter`` (an iterator of
+tensors, or of (name, tensor) pairs: ``parameters()``); ``bulk`` (a dict of tensors: ``state_dict()``);
+``tensordict``; ``td_iter`` (an iterator of TensorDicts: a collector); ``self`` (the receiver's own
+class); ``value`` (plain Python values). Classes have kinds of their own: ``module``, ``tdmodule``,
+``recurrent`` (LSTMModule/GRUModule), ``transform``, ``loss``, ``collector``, ``env``, ``replay_buffer``,
+``tensordict``, ``tensor``, ``optimizer``, ``scheduler``, ``distribution``. Anything else is unknown,
+which the rules never report.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from collections.abc import Mapping
+
+MODEL_PATH = Path(__file__).with_name("apimodel.json")
+TENSOR = "torch.Tensor"
+TENSORDICT = "tensordict.TensorDictBase"
+
+# One overload of a stubbed function: [kind, positional parameter names (in order), how many of them
+# are required, whether it takes ``*args``, keyword-only names, required keyword-only names,
+# {parameter: the bool literal it must be}].
+Overload = list[Any]
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """What a call passes, as far as overload selection needs it."""
+
+    positional: int
+    keywords: Mapping[str, bool | None]  # keyword -> its value when a True/False literal, else None
+
+
+class ApiModel:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.versions: dict[str, str] = data["versions"]
+        self._functions: dict[str, Any] = data["functions"]
+        self._classes: dict[str, dict[str, Any]] = data["classes"]
+        self._names: dict[str, str] = data["names"]
+        self.tuple_fields: frozenset[str] = frozenset(data["tuple_fields"])
+
+    # ----- classes -----
+    def class_name(self, qualname: str) -> str | None:
+        """The class's own qualified name for a public one (``torchrl.envs.Transform``), or None if unknown."""
+        own = self._names.get(qualname, qualname)
+        return own if own in self._classes else None
+
+    def class_kind(self, qualname: str) -> str | None:
+        own = self.class_name(qualname)
+        return self._classes[own]["kind"] if own is not None else None
+
+    def ancestry(self, qualname: str) -> list[str]:
+        """The class and its modelled bases, nearest first (depth-first, each once)."""
+        own = self.class_name(qualname)
+        order: list[str] = []
+        pending = [own] if own is not None else []
+        while pending:
+            current = pending.pop(0)
+            if current not in order:
+                order.append(current)
+                pending = list(self._classes[current]["bases"]) + pending
+        return order
+
+    def method(self, qualname: str, method: str) -> Any:
+        """What ``instance.method(...)`` gives for an instance of the class (a kind or overloads); None: unknown."""
+        for cls in self.ancestry(qualname):
+            found = self._classes[cls]["methods"].get(method)
+            if found is not None:
+                return found
+        return None
+
+    def methods_of_kind(self, qualname: str, kinds: frozenset[str]) -> frozenset[str]:
+        """The methods of a class (its own and inherited) whose result is one of ``kinds``."""
+        return frozenset(method for cls in self.ancestry(qualname) for method, spec in self._classes[cls]["methods"].items()
+                         if spec in kinds)
+
+    def attribute(self, qualname: str, attr: str) -> str | None:
+        for cls in self.ancestry(qualname):
+            found = self._classes[cls].get("attrs", {}).get(attr)
+            if found is not None:
+                return found
+        return None
+
+    # ----- functions -----
+    def function(self, qualname: str) -> Any:
+        """What calling ``qualname`` gives (a kind or overloads); a class call gives ``@<class>``."""
+        own = self.class_name(qualname)
+        if own is not None:
+            return "@" + own
+        return self._functions.get(qualname)
+
+
+def select(spec: Any, shape: CallShape) -> str | None:
+    """The kind a call gives, choosing among overloads by what it passes; None when unknown.
+
+    When the overloads that fit disagree but all give tensors, the result is ``tensors``
+    (``torch.max(x, y)`` and ``torch.max(x, 1)`` read alike).
+    """
+    if spec is None or isinstance(spec, str):
+        return spec
+    fitting = {overload[0] for overload in spec if _fits(overload, shape)}
+    if len(fitting) == 1:
+        return fitting.pop()
+    return "tensors" if fitting and fitting <= {"tensor", "tensors"} else None
+
+
+def _fits(overload: Overload, shape: CallShape) -> bool:
+    _, positional, required, varargs, keyword_only, required_keywords, literals = overload
+    if shape.positional > len(positional) and not varargs:
+        return False
+    by_keyword = set(positional[shape.positional:]) | set(keyword_only)
+    if any(keyword not in by_keyword for keyword in shape.keywords):
+        return False
+    if any(name not in shape.keywords for name in positional[shape.positional:required]):
+        return False
+    if any(name not in shape.keywords for name in required_keywords):
+        return False
+    # A flag written as True/False picks its overloads (``nonzero(x, as_tuple=True)``); any other value fits both.
+    return all(shape.keywords[name] == wanted for name, wanted in literals.items()
+               if shape.keywords.get(name) is not None)
+
+
+@cache
+def model() -> ApiModel:
+    """The shipped model (read once per process)."""
+    return ApiModel(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
+
+
+if __name__ == "__main__":
+    from rlguard.engine.apimodel_build import main
+
+    sys.exit(main(sys.argv[1:]))

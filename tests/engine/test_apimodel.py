@@ -1,0 +1,162 @@
+"""The API model: generated from the installed torch/tensordict/torchrl, read without them, and right about them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rlguard.engine.apimodel import MODEL_PATH, TENSOR, TENSORDICT, CallShape, model, select
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchrl")
+pytest.importorskip("tensordict")
+
+
+def test_shipped_model_is_current_for_the_installed_stack():
+    from rlguard.engine.apimodel_build import build_model, render
+
+    assert MODEL_PATH.read_text(encoding="utf-8") == render(build_model()), (
+        "rlguard/engine/apimodel.json is stale: run `python -m rlguard.engine.apimodel --write`"
+    )
+
+
+def test_model_records_the_versions_it_was_built_from():
+    from importlib.metadata import version
+
+    assert model().versions == {name: version(name) for name in ("torch", "tensordict", "torchrl")}
+
+
+LOADER = """
+import sys
+from rlguard.engine.apimodel import model
+from rlguard.testing import check_source
+model().function("torch.stack")
+found = check_source("import json\\nimport torch\\njson.dumps({'x': torch.zeros(2).mean()})\\n")
+assert found, found
+print("HEAVY:" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchrl", "tensordict"))))
+"""
+
+
+def test_loading_the_model_and_inferring_imports_no_torch():
+    result = subprocess.run([sys.executable, "-c", LOADER], capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1:] == ["HEAVY:"], result.stderr
+
+
+def _tensor_methods_of_kind(kind: str) -> list[str]:
+    tensor = model().class_name(TENSOR)
+    assert tensor is not None
+    return sorted(name for name in dir(torch.Tensor) if not name.startswith("_") and model().method(TENSOR, name) == kind)
+
+
+def _call_without_arguments(name: str):
+    x = torch.randn(3, 4)
+    try:
+        return True, getattr(x, name)()
+    except Exception:  # noqa: BLE001 - methods that need arguments or a device are not probed
+        return False, None
+
+
+def test_tensor_methods_the_model_calls_tensors_return_tensors():
+    probed = 0
+    for name in _tensor_methods_of_kind("tensor"):
+        called, result = _call_without_arguments(name)
+        if called:
+            probed += 1
+            assert isinstance(result, torch.Tensor), name
+    assert probed > 100  # mean, abs, clone, detach, t, float, ...
+
+
+def test_tensor_methods_the_model_calls_values_return_no_tensor():
+    probed = 0
+    for name in _tensor_methods_of_kind("value"):
+        called, result = _call_without_arguments(name)
+        if called:
+            probed += 1
+            assert not isinstance(result, torch.Tensor), name
+    assert probed > 10  # item, tolist, numel, dim, size, is_contiguous, ...
+
+
+@pytest.mark.parametrize("call, shape, expected", [
+    ("max", CallShape(0, {}), "tensor"),
+    ("max", CallShape(1, {}), "tensors"),  # x.max(1) or x.max(y): both hold tensors
+    ("max", CallShape(0, {"dim": None}), "tensors"),
+    ("max", CallShape(1, {"keepdim": True}), "tensors"),
+    ("sort", CallShape(0, {}), "tensors"),
+    ("unique", CallShape(0, {}), "tensor"),
+    ("unique", CallShape(0, {"return_counts": True}), "tensors"),
+    ("unique", CallShape(0, {"return_counts": False}), "tensor"),
+])
+def test_tensor_method_overloads_match_torch(call, shape, expected):
+    assert select(model().method(TENSOR, call), shape) == expected
+    x = torch.randint(0, 3, (4, 5))
+    args = (1,) if shape.positional else ()
+    keywords = {name: 1 if value is None else value for name, value in shape.keywords.items()}
+    result = getattr(x, call)(*args, **keywords)
+    assert isinstance(result, torch.Tensor) == (expected == "tensor")
+
+
+@pytest.mark.parametrize("function, shape, expected", [
+    ("torch.nonzero", CallShape(1, {}), "tensor"),
+    ("torch.nonzero", CallShape(1, {"as_tuple": True}), "tensors"),
+    ("torch.where", CallShape(1, {}), "tensors"),
+    ("torch.where", CallShape(3, {}), "tensor"),
+    ("torch.nn.functional.max_pool1d", CallShape(2, {}), "tensor"),
+    ("torch.nn.functional.max_pool1d", CallShape(2, {"return_indices": True}), "tensors"),
+])
+def test_function_overloads_match_torch(function, shape, expected):
+    assert select(model().function(function), shape) == expected
+    module, _, name = function.rpartition(".")
+    x = (torch.rand(1, 2, 6) > 0.5).float()
+    args = [x, x, x][: shape.positional] if name == "where" else [x, 2][: shape.positional]
+    if name == "where" and shape.positional == 3:
+        args[0] = x > 0
+    result = getattr(sys.modules[module], name)(*args, **shape.keywords)
+    assert isinstance(result, torch.Tensor) == (expected == "tensor")
+
+
+@pytest.mark.parametrize("qualname, kind", [
+    ("torch.nn.Linear", "module"),
+    ("torch.nn.LSTM", "module"),
+    ("torchrl.modules.LSTMModule", "recurrent"),
+    ("torchrl.modules.GRUModule", "recurrent"),
+    ("torchrl.objectives.ClipPPOLoss", "loss"),
+    ("torchrl.envs.Compose", "transform"),
+    ("torchrl.envs.StepCounter", "transform"),
+    ("torchrl.envs.GymEnv", "env"),
+    ("torchrl.collectors.Collector", "collector"),
+    ("torchrl.data.TensorDictReplayBuffer", "replay_buffer"),
+    ("tensordict.nn.TensorDictModule", "tdmodule"),
+    ("tensordict.TensorDict", "tensordict"),
+    ("torch.nn.Parameter", "tensor"),
+    ("torch.optim.Adam", "optimizer"),
+    ("torch.optim.lr_scheduler.StepLR", "scheduler"),
+])
+def test_class_kinds_follow_the_class_hierarchy(qualname, kind):
+    assert model().class_kind(qualname) == kind
+
+
+def test_methods_the_rules_rely_on():
+    m = model()
+    assert m.method("torchrl.envs.GymEnv", "rollout") == "tensordict"
+    assert m.method("torchrl.envs.TransformedEnv", "reset") == "tensordict"
+    assert m.method("torchrl.collectors.Collector", "__iter__") == "td_iter"
+    assert m.method("torchrl.objectives.ClipPPOLoss", "__call__") == "tensordict"
+    assert m.method("torch.nn.Linear", "parameters") == "tensor_iter"
+    assert m.method("torch.nn.Linear", "state_dict") == "bulk"
+    assert m.method("torch.optim.lr_scheduler.StepLR", "state_dict") == "value"
+    assert m.method(TENSORDICT, "to") == "self"
+    assert m.method("tensordict.TensorDict", "from_dict") == "self"
+    assert m.function("torch.nn.utils.clip_grad_norm_") == "tensor"
+    assert m.function("torch.cuda.is_available") is None  # not modelled: unknown
+
+
+def test_td_replay_buffer_sample_is_a_tensordict():
+    from tensordict import TensorDict
+    from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+
+    rb = TensorDictReplayBuffer(storage=LazyTensorStorage(8), batch_size=2)
+    rb.extend(TensorDict({"x": torch.zeros(4, 1)}, batch_size=[4]))
+    assert isinstance(rb.sample(), TensorDict)
+    assert model().method("torchrl.data.TensorDictReplayBuffer", "sample") == "tensordict"
