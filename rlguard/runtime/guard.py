@@ -611,7 +611,13 @@ def _guarded_iter(guard: TrainingGuard, original: Callable) -> Callable:
         try:
             for batch in batches:
                 if isinstance(batch, TensorDictBase):
-                    guard.check_batch(batch, collector=self)
+                    try:
+                        guard.check_batch(batch, collector=self)
+                    except RLGuardError:
+                        # Upstream's __iter__ shuts the collector (and its workers) down on an error
+                        # raised inside it; one raised here, outside it, must do the same.
+                        self.shutdown()
+                        raise
                 yield batch
         finally:
             batches.close()
