@@ -36,7 +36,8 @@ def remedy(site: str, holder: str = "{holder}", *, keyword: str = "policy_device
     share = _SHARE.replace("{holder}", holder)
     mark = f"mark `{holder}` `@rlguard.runtime.uncopyable` {_INSTALL}"
     if site == DEEPCOPY:
-        options = [share, "build a new policy instead of copying one"]
+        fresh = "build a new policy instead of copying one"
+        options = [fresh] if marked else [share, fresh]
     elif site == DEVICE:
         moved = (
             f"build the policy on its device yourself and leave `{keyword}=` out, so the Collector "
