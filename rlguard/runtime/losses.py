@@ -141,7 +141,8 @@ def _copy_or(network: Any, name: str, copying: Callable[[], T], uncopied: Callab
 @contextlib.contextmanager
 def _deepcopy_returns_itself(network: nn.Module) -> Iterator[None]:
     # copy.deepcopy looks __deepcopy__ up on the instance: for the duration of torchrl's call,
-    # its copy of this network is the network itself.
+    # its copy of this network is the network itself. Another thread deep-copying this same
+    # network in that window would share it too; it could not have copied it anyway.
     vars(network)["__deepcopy__"] = lambda memo: network
     try:
         yield

@@ -1,8 +1,14 @@
 """``@uncopyable`` and the search for the member that keeps an object from being deep-copied.
 
 The marker is the attribute ``__rlguard_uncopyable__ = True``, set on a class (inherited by its
-subclasses) or on one instance. rlguard's runtime never deep-copies a marked object, and the lint
-rule RLG001 (uncopyable-policy) treats ``@uncopyable`` classes as deliberately uncopyable.
+subclasses) or on one instance. torchrl does not read it: under ``install()``, rlguard's runtime
+runs a marked policy or network in place where torchrl would copy it only to move it or to bake
+parameters in, and refuses it with a clear error where a real copy is needed. The lint rule
+RLG001 (uncopyable-policy) treats ``@uncopyable`` classes as deliberately uncopyable.
+
+The search for the culprit member is best-first over attributes: it has no depth limit, ends on
+cycles, visits a bounded number of objects, and names each object by its public path when it has
+one. The remedy then addresses the nearest class of the user's own code above the member.
 
 Importing this module does not import torch.
 """
@@ -17,6 +23,7 @@ import itertools
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, TypeVar
 
 MARKER = "__rlguard_uncopyable__"
@@ -263,7 +270,8 @@ _LIBRARIES = ("rlguard.", "torchrl.", "tensordict.", "torch.", "functools", "con
 
 def user_stacklevel() -> int:
     """The ``stacklevel`` for ``warn_once`` that points at the first frame of the user's code."""
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_globals.get("__name__", "").startswith(_LIBRARIES):
         frame, level = frame.f_back, level + 1
     # warn_once adds its own frame; warnings.warn counts from warn_once's caller.
