@@ -19,6 +19,8 @@ from collections.abc import Iterator, Mapping
 
 from rlguard.engine.lazy import cst
 
+from rlguard import advice
+from rlguard.advice import remedy
 from rlguard.engine.findings import Requirement, display_path
 from rlguard.engine.context import literal_item
 from rlguard.engine.index import TUPLE, Built, ProjectIndex
@@ -61,21 +63,13 @@ _MAX_DEPTH = 8  # how far names, wrappers and nested classes are followed
 # Pickling (multi-process collectors) ignores ``__deepcopy__``: only these hooks make a class picklable.
 PICKLE_HOOKS = COPY_HOOKS - {"__deepcopy__"}
 
-_HOOK = "give `{holder}` a `__deepcopy__` that shares or rebuilds that member"
-_MARK = "mark the class `@rlguard.runtime.uncopyable` to state that it must never be copied"
-# The ways out, per kind of deep-copy site; ``{holder}`` is filled in when the index confirms the finding.
-_FIX_DEEPCOPY = f"{_HOOK}; build a new policy instead of copying one (`policy_factory=` where a collector needs one); or {_MARK}"
-_FIX_DEVICE = (
-    f"{_HOOK}; build the policy on that device yourself and leave out `%s=` (`policy_factory=` does "
-    f"not avoid this copy: the policy it builds is moved the same way); or {_MARK}"
-)
-_FIX_PICKLE = (
-    "pass `policy_factory=` (a function that builds the policy) instead of the policy, so each worker "
-    "builds its own; give `{holder}` a `__getstate__`/`__setstate__` that drops and rebuilds that "
-    f"member; or {_MARK}"
-)
-_FIX_LOSS = f"{_HOOK}; keep that member out of the networks the loss is given; or {_MARK}"
-_FIX_STATEFUL = f"pass `copy=False` if you do not need a copy; {_HOOK}; or {_MARK}"
+# The ways out, per kind of deep-copy site (shared with rlguard.runtime's messages); ``{holder}``
+# is filled in when the index confirms the finding.
+_FIX_DEEPCOPY = remedy(advice.DEEPCOPY)
+_FIX_PICKLE = remedy(advice.PICKLE)
+_FIX_STATEFUL = remedy(advice.STATEFUL)
+# Losses whose value estimator, not their constructor, copies the network.
+_ESTIMATOR_COPIES = frozenset({"DiscreteCQLLoss"})
 _CAUSE = "`{holder}` cannot be %s because `{member}` holds {what}, set at {where}"
 
 
@@ -356,7 +350,7 @@ class UncopyablePolicy(Rule):
     )
     fix_doc = (
         "No automatic fix: only you know whether the member should be shared, rebuilt or never "
-        "copied. Pick one of three options.\n\n"
+        "copied. Each finding names the ways out that remove the crash at its site.\n\n"
         "1. Give the class a `__deepcopy__` that rebuilds (or shares) the member and copies the rest:\n\n"
         "    ```python\n"
         "    def __deepcopy__(self, memo):\n"
@@ -366,17 +360,21 @@ class UncopyablePolicy(Rule):
         "            clone.__dict__[key] = threading.Lock() if key == \"lock\" else copy.deepcopy(value, memo)\n"
         "        return clone\n"
         "    ```\n\n"
-        "   For multi-process collectors, which pickle the policy, `__getstate__`/`__setstate__` "
-        "that drop and rebuild the member do the same.\n"
+        "   Multi-process collectors pickle the policy, and pickling ignores `__deepcopy__`: there, "
+        "give the class a `__getstate__` that leaves the member out and a `__setstate__` that "
+        "rebuilds it, or create the member inside the worker (for example on first use).\n"
         "2. Do not hand a built policy over: pass `policy_factory=make_policy` to a multi-process or "
         "distributed collector, so each worker builds its own policy. A single-process `Collector` "
         "moves even the factory's policy to `policy_device=` by deep-copying it: there, build the "
         "policy on its device yourself and leave `policy_device=`/`device=` out.\n"
         "3. Mark the class `@rlguard.runtime.uncopyable` (or one instance, with "
-        "`rlguard.runtime.uncopyable(policy)`) to state that it must never be copied. The rule then "
-        "stays quiet; with `rlguard.runtime.install()`, a `Collector` runs a marked policy in place "
-        "instead of copying it, and a multi-process collector refuses it with an error that names "
-        "the member, instead of a pickling traceback."
+        "`rlguard.runtime.uncopyable(policy)`) and call `rlguard.runtime.install()`. torchrl does "
+        "not read the marker: only `install()` acts on it. Then a `Collector` runs a marked policy "
+        "in place instead of copying it, `get_stateful_net` returns the loss's own network, and the "
+        "value estimators of `DiscreteCQLLoss` and `VTrace` use the loss's own network, as "
+        "`DQNLoss` does. The marker cannot make `copy.deepcopy`, a multi-process collector, "
+        "`DDPGLoss` or `QMixerLoss` work, since they need a real copy: under `install()` they "
+        "raise an error that names the member, before any worker starts or any network is touched."
     )
     options = (
         Option("uncopyable-types", list, [],
@@ -622,7 +620,7 @@ class UncopyablePolicy(Rule):
             device = keyword(node, device_keyword)
             if device is None or is_none(self.ctx.value_of(device.value)):
                 continue
-            fix = _FIX_DEVICE % device_keyword
+            fix = remedy(advice.DEVICE, keyword=device_keyword)
             moved = f"to move it to `{device_keyword}` (unless all its parameters are already there), which raises"
             if policy is not None:
                 self._flag(node, [policy.value], f"`{name}` deep-copies the policy {moved}", fix)
@@ -662,7 +660,8 @@ class UncopyablePolicy(Rule):
             how = f"`{name}` deep-copies the networks it is given, which raises"
         else:
             return
-        self._flag(node, _loss_networks(node, name), how, _FIX_LOSS)
+        fix = remedy(advice.ESTIMATOR if name in _ESTIMATOR_COPIES else advice.LOSS)
+        self._flag(node, _loss_networks(node, name), how, fix)
 
     def _stateful_net(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
         copy_arg = keyword(node, "copy")
@@ -696,7 +695,7 @@ class UncopyablePolicy(Rule):
             found = [dataclasses.replace(r, pickled=True) for r in found]
         requirements = tuple(dict.fromkeys(found))
         if requirements:
-            self.report(node, f"{how}: {_CAUSE % verb}", remedy=f"to fix it, {remedies}", requires=requirements)
+            self.report(node, f"{how}: {_CAUSE % verb}", remedy=remedies, requires=requirements)
 
     # ----- what an expression may be an instance of -----
     def _policies(self, expr: cst.BaseExpression, depth: int = 0,

@@ -8,6 +8,11 @@ swap back on an exception). The correction wraps that one method: when the polic
 ``@uncopyable`` or cannot be copied, it asks upstream for the policy on the device its parameters
 already are on (upstream's no-copy path) and points the collector's policy device there, so
 TorchRL moves data to and from it.
+
+Multi-process collectors give each worker its own copy of the policy: pickled with the start
+method in use (``spawn`` unless one was set), or forked. Under ``install()`` they refuse a policy
+that is marked ``@uncopyable`` or that cannot be pickled as their workers receive it (a
+``__deepcopy__`` does not help there), before any worker starts.
 """
 
 from __future__ import annotations
@@ -24,13 +29,17 @@ from tensordict.base import NO_DEFAULT
 from torch import nn
 from torchrl.collectors import Collector as _UpstreamCollector
 from torchrl.collectors import MultiCollector
+from torchrl._utils import _get_mp_ctx  # the context MultiCollector starts its workers with
 
+from rlguard.advice import DEVICE, PICKLE, remedy
 from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError, warn_once
 from rlguard.runtime.marker import (
+    LINT_NOTE,
     Uncopyable,
+    find_marked,
     find_uncopyable,
-    remedies,
+    find_unpicklable,
     user_stacklevel,
     whole,
 )
@@ -59,7 +68,7 @@ def patches() -> list[Patch]:
 
     return [
         Patch(_UpstreamCollector, "_get_policy_and_device", _get_policy_and_device),
-        Patch(MultiCollector, "__init__", _refuse_uncopyable_policy(MultiCollector.__init__)),
+        Patch(MultiCollector, "__init__", _refuse_unsendable_policy(MultiCollector.__init__)),
     ]
 
 
@@ -114,13 +123,13 @@ def _warn_in_place(collector: Any, culprit: Uncopyable, requested: Any, home: to
         f"rlguard: {name} was given policy_device={requested}, which makes TorchRL deep-copy the "
         f"policy, but {culprit.describe()}. rlguard did not copy it: the policy runs in place on "
         f"{home}, where its parameters are, and the collector moves data to and from {home}. "
-        f"Passing policy_device={home} avoids the copy and this warning. "
-        + remedies(culprit.holder_name()),
+        + remedy(DEVICE, culprit.holder_name(), marked=culprit.marked)
+        + LINT_NOTE,
         stacklevel=user_stacklevel(),
     )
 
 
-def _refuse_uncopyable_policy(init: Callable[..., None]) -> Callable[..., None]:
+def _refuse_unsendable_policy(init: Callable[..., None]) -> Callable[..., None]:
     signature = inspect.signature(init)
 
     @functools.wraps(init)
@@ -129,14 +138,24 @@ def _refuse_uncopyable_policy(init: Callable[..., None]) -> Callable[..., None]:
         policy = call.arguments.get("policy")
         factories = call.arguments.get("policy_factory")
         factories = factories if isinstance(factories, (list, tuple)) else [factories]
-        culprit = None if policy is None or any(factories) else find_uncopyable(policy, "policy")
-        if culprit is not None:
-            raise RLGuardError(
-                f"rlguard: {type(self).__name__} must send its policy to every worker process, "
-                f"but {culprit.describe()}. No worker was started. Pass `policy_factory=` (a "
-                "callable that builds the policy) instead of `policy=`, so each worker builds "
-                "its own. " + remedies(culprit.holder_name())
-            )
+        if policy is not None and not any(factories):  # with a factory, workers build their own
+            _refuse_if_unsendable(type(self).__name__, policy)
         init(self, *args, **kwargs)
 
     return __init__
+
+
+def _refuse_if_unsendable(name: str, policy: Any) -> None:
+    """Raise before any worker starts when a worker could not receive ``policy``."""
+    method = _get_mp_ctx().get_start_method()
+    if method == "fork":  # forked workers inherit the policy: nothing is pickled
+        culprit, how = find_marked(policy, "policy"), "forks it"
+    else:
+        culprit, how = find_unpicklable(policy, "policy"), f"pickles it (start method {method!r})"
+    if culprit is not None:
+        raise RLGuardError(
+            f"rlguard: {name} gives every worker process its own copy of the policy and {how}, "
+            f"but {culprit.describe()}. No worker was started. "
+            + remedy(PICKLE, culprit.holder_name(), marked=culprit.marked)
+            + LINT_NOTE
+        )

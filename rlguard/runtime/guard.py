@@ -620,7 +620,13 @@ def _guarded_iter(original: Callable) -> Callable:
         try:
             for batch in batches:
                 if guard is not None and isinstance(batch, TensorDictBase):
-                    guard.check_batch(batch, collector=self)
+                    try:
+                        guard.check_batch(batch, collector=self)
+                    except RLGuardError:
+                        # Upstream's __iter__ shuts the collector (and its workers) down on an error
+                        # raised inside it; one raised here, outside it, must do the same.
+                        self.shutdown()
+                        raise
                 yield batch
         finally:
             batches.close()
