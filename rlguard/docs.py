@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
 from rlguard.rules.base import Example, Rule
+from rlguard.upgrade_docs import upgrading_page
 
 
 def rules_table() -> str:
@@ -201,6 +202,8 @@ def generate() -> dict[str, str]:
         pages[f"{RULES_DIR}/{rule.code}.md"] = f"{GENERATED_MARK}\n{source}\n\n{rule_page(rule).rstrip()}\n"
     for code, name in ENGINE_CODES.items():
         pages[f"{RULES_DIR}/{code}.md"] = f"{GENERATED_MARK}\n\n{_engine_page(code, name)}"
+    pages["upgrading.md"] = f"{GENERATED_MARK}\n<!-- Source: rlguard/upgrade_docs.py, rlguard/rules/removed_api.json -->\n\n" \
+        + upgrading_page()
     return pages
 
 

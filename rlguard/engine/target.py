@@ -1,4 +1,11 @@
-"""Which torchrl version the rules judge against, and where that answer came from."""
+"""Which torchrl version the rules judge against, and where that answer came from.
+
+A pin admits a range, and the code must run on every version in it. A removed API breaks on the
+newest version the range admits, so a pin is judged at its newest admitted release (the newest known
+one when the range is open above: ``torchrl>=0.7`` resolves to today's torchrl on a fresh install).
+``Target.lowest`` keeps the lowest admitted version for behaviour that only old releases have.
+``--target-torchrl X`` and ``target-torchrl`` in the config pin exactly one version.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+from rlguard.rules.data import KNOWN_TORCHRL_RELEASES, NEWEST_KNOWN_TORCHRL
 
 _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
@@ -22,8 +29,14 @@ _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Z
 
 @dataclass(frozen=True)
 class Target:
-    version: tuple[int, ...]
-    source: str  # "flag", "config", "pin in <file>", "installed", "default"
+    version: tuple[int, ...]  # the version removals are judged against: a pin's newest admitted one
+    source: str  # "flag", "config", "pin ... in <file>", "installed", "default"
+    lowest: tuple[int, ...] | None = None  # a pin's lowest admitted version; else the same as ``version``
+
+    @property
+    def oldest(self) -> tuple[int, ...]:
+        """The version to judge behaviour that only older releases have."""
+        return self.lowest if self.lowest is not None else self.version
 
     @property
     def text(self) -> str:
@@ -51,6 +64,16 @@ def lowest_admitted(spec: str) -> tuple[int, ...] | None:
         elif op == ">":
             lows.append(version[:-1] + (version[-1] + 1,))
     return max(lows) if lows else None
+
+
+def newest_admitted(spec: str) -> tuple[int, ...] | None:
+    """The newest known release a specifier admits: '>=0.7' -> the newest known torchrl, '>=0.6,<0.9'
+    -> (0, 8, 1), '==0.7.2' -> (0, 7, 2). None when it admits no known release."""
+    admitted = [v for v in (*KNOWN_TORCHRL_RELEASES, NEWEST_KNOWN_TORCHRL) if satisfies(v, spec)]
+    if not admitted:
+        exact = [m for m in _CLAUSE.finditer(spec) if m.group("op") in ("==", "===") and "*" not in m.group("version")]
+        return parse_version(exact[0].group("version")) if exact else None
+    return max(admitted)
 
 
 def satisfies(version: tuple[int, ...], spec: str) -> bool:
@@ -94,25 +117,27 @@ def _pinned(root: str) -> Target | None:
                 dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
         except (OSError, tomllib.TOMLDecodeError):
             dependencies = []
-        found = _from_lines(dependencies if isinstance(dependencies, list) else [])
+        found = _from_lines(dependencies if isinstance(dependencies, list) else [], pyproject)
         if found is not None:
-            return Target(found, f"pin in {pyproject}")
+            return found
     for requirements in sorted(glob.glob(os.path.join(root, "requirements*.txt"))):
         try:
             with open(requirements, encoding="utf-8", errors="replace") as handle:
-                found = _from_lines(handle.read().splitlines())
+                found = _from_lines(handle.read().splitlines(), requirements)
         except OSError:
             continue
         if found is not None:
-            return Target(found, f"pin in {requirements}")
+            return found
     return None
 
 
-def _from_lines(lines: list) -> tuple[int, ...] | None:
+def _from_lines(lines: list, where: str) -> Target | None:
     for line in lines:
         match = _SPEC.match(str(line)) if isinstance(line, str) else None
-        if match and match.group("spec").strip():
-            low = lowest_admitted(match.group("spec"))
-            if low is not None:
-                return low
+        spec = match.group("spec").strip() if match else ""
+        newest = newest_admitted(spec) if spec else None
+        if newest is not None:
+            shown = ".".join(map(str, newest))
+            return Target(newest, f"pin torchrl{spec} in {where} (judged at {shown}, its newest admitted release)",
+                          lowest_admitted(spec))
     return None
