@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import glob
+import hashlib
 import json
 import os
 import re
@@ -177,9 +178,16 @@ def _module_alias(statement: ast.Assign, module: str) -> tuple[str, str] | None:
 class Release:
     version: str
     modules: dict[str, ModuleFacts]
+    _public: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # asked once per name otherwise
+    _bound: dict[str, set[str]] = field(default_factory=dict)
 
     def public(self, module: str) -> dict[str, tuple[str, str]]:
         """The names a public module offers: ``__all__``, else its public definitions and re-exports."""
+        if module not in self._public:
+            self._public[module] = self._read_public(module)
+        return self._public[module]
+
+    def _read_public(self, module: str) -> dict[str, tuple[str, str]]:
         facts = self.modules[module]
         names = dict(facts.names)
         for star in facts.stars:
@@ -192,6 +200,11 @@ class Release:
 
     def bound(self, module: str) -> set[str]:
         """Every name ``from module import name`` finds: public or not, defined or imported."""
+        if module not in self._bound:
+            self._bound[module] = self._read_bound(module)
+        return self._bound[module]
+
+    def _read_bound(self, module: str) -> set[str]:
         facts = self.modules[module]
         names = set(facts.names) | set(facts.explicit_all or ())
         for star in facts.stars:
@@ -221,15 +234,21 @@ def _is_public_module(module: str) -> bool:
     return not any(part.startswith("_") for part in module.split("."))
 
 
+# Most files do not change from one release to the next: each text is parsed once per build.
+_READ: dict[tuple[bytes, str, bool], ModuleFacts | None] = {}
+
+
 def read_release(wheel: str, package: str, version: str) -> Release:
     modules = {}
     with zipfile.ZipFile(wheel) as archive:
         for path in sorted(archive.namelist()):
             if not path.startswith(package + "/") or not path.endswith(".py"):
                 continue
-            module = _module_name(path)
-            facts = _read_module(archive.read(path).decode("utf-8", "replace"), module,
-                                 path.endswith("__init__.py"), package)
+            module, is_package, data = _module_name(path), path.endswith("__init__.py"), archive.read(path)
+            key = (hashlib.sha256(data).digest(), module, is_package)
+            if key not in _READ:
+                _READ[key] = _read_module(data.decode("utf-8", "replace"), module, is_package, package)
+            facts = _READ[key]
             if facts is not None:
                 modules[module] = facts
     for facts in list(modules.values()):
