@@ -46,8 +46,9 @@ table at the end of this page is generated from the released wheels, not written
 
 ## How the table is made
 
-`python -m rlguard.upgrade_table --write` downloads the newest patch of every minor release of torchrl and
-tensordict from 0.4 on (`pip download --no-deps`, cached in the git-ignored `tests/fixtures/wheels/`) and
+`python -m rlguard.upgrade_table` (its write option updates `rlguard/rules/removed_api.json`) downloads the
+newest patch of every minor release of torchrl and tensordict from 0.4 on with pip, without dependencies,
+into the git-ignored `tests/fixtures/wheels/`, and
 reads their sources with `ast`, importing nothing. A public name (a class, function or re-export of a module
 whose path has no `_` part) present in one release and absent from the next and every later one is removed in
 that next release. Its replacement comes from upstream's evidence, and the *how* column says which:
