@@ -1,8 +1,17 @@
-"""Which torchrl version the rules judge against, and where that answer came from."""
+"""Which torchrl version the rules judge against, and where that answer came from.
+
+A pin admits a range, and the code must run on every version in it. A removed API breaks on the
+newest version the range admits, so a pin is judged at its newest admitted release (the newest known
+one when the range is open above: ``torchrl>=0.7`` resolves to today's torchrl on a fresh install).
+``Target.lowest`` keeps the lowest admitted version for behaviour that only old releases have.
+``--target-torchrl X`` and ``target-torchrl`` in the config pin exactly one version.
+"""
 
 from __future__ import annotations
 
+import functools
 import glob
+import json
 import os
 import re
 import sys
@@ -17,6 +26,8 @@ else:  # pragma: no cover
 
 # The newest torchrl release the rules were written against; the default target.
 NEWEST_KNOWN_TORCHRL = (0, 14, 1)
+# The removed-API table (rlguard/upgrade_table.py) records the releases it was generated from.
+_REMOVED_API_TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "removed_api.json")
 
 _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
@@ -24,8 +35,14 @@ _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Z
 
 @dataclass(frozen=True)
 class Target:
-    version: tuple[int, ...]
-    source: str  # "flag", "config", "pin in <file>", "installed", "default"
+    version: tuple[int, ...]  # the version removals are judged against: a pin's newest admitted one
+    source: str  # "flag", "config", "pin ... in <file>", "installed", "default"
+    lowest: tuple[int, ...] | None = None  # a pin's lowest admitted version; else the same as ``version``
+
+    @property
+    def oldest(self) -> tuple[int, ...]:
+        """The version to judge behaviour that only older releases have."""
+        return self.lowest if self.lowest is not None else self.version
 
     @property
     def text(self) -> str:
@@ -53,6 +70,23 @@ def lowest_admitted(spec: str) -> tuple[int, ...] | None:
         elif op == ">":
             lows.append(version[:-1] + (version[-1] + 1,))
     return max(lows) if lows else None
+
+
+def newest_admitted(spec: str) -> tuple[int, ...] | None:
+    """The newest known release a specifier admits: '>=0.7' -> the newest known torchrl, '>=0.6,<0.9'
+    -> (0, 8, 1), '==0.7.2' -> (0, 7, 2). None when it admits no known release."""
+    admitted = [v for v in (*known_releases(), NEWEST_KNOWN_TORCHRL) if satisfies(v, spec)]
+    if not admitted:
+        exact = [m for m in _CLAUSE.finditer(spec) if m.group("op") in ("==", "===") and "*" not in m.group("version")]
+        return parse_version(exact[0].group("version")) if exact else None
+    return max(admitted)
+
+
+@functools.cache
+def known_releases() -> tuple[tuple[int, ...], ...]:
+    """The torchrl releases the removed-API table was generated from (read once, only for pins)."""
+    with open(_REMOVED_API_TABLE, encoding="utf-8") as handle:
+        return tuple(parse_version(v) for v in json.load(handle)["generated_from"]["torchrl"])
 
 
 def satisfies(version: tuple[int, ...], spec: str) -> bool:
@@ -101,25 +135,27 @@ def _pinned(root: str) -> Target | None:
                 dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
         except (OSError, tomllib.TOMLDecodeError):
             dependencies = []
-        found = _from_lines(dependencies if isinstance(dependencies, list) else [])
+        found = _from_lines(dependencies if isinstance(dependencies, list) else [], pyproject)
         if found is not None:
-            return Target(found, f"pin in {pyproject}")
+            return found
     for requirements in sorted(glob.glob(os.path.join(root, "requirements*.txt"))):
         try:
             with open(requirements, encoding="utf-8", errors="replace") as handle:
-                found = _from_lines(handle.read().splitlines())
+                found = _from_lines(handle.read().splitlines(), requirements)
         except OSError:
             continue
         if found is not None:
-            return Target(found, f"pin in {requirements}")
+            return found
     return None
 
 
-def _from_lines(lines: list) -> tuple[int, ...] | None:
+def _from_lines(lines: list, where: str) -> Target | None:
     for line in lines:
         match = _SPEC.match(str(line)) if isinstance(line, str) else None
-        if match and match.group("spec").strip():
-            low = lowest_admitted(match.group("spec"))
-            if low is not None:
-                return low
+        spec = match.group("spec").strip() if match else ""
+        newest = newest_admitted(spec) if spec else None
+        if newest is not None:
+            shown = ".".join(map(str, newest))
+            return Target(newest, f"pin torchrl{spec} in {where} (judged at {shown}, its newest admitted release)",
+                          lowest_admitted(spec))
     return None

@@ -6,8 +6,12 @@ Qualified names are the public import paths users write.
 
 from __future__ import annotations
 
+import json
+import os
+from dataclasses import dataclass
+
 # The default target lives in the engine; rules and tests read it here too.
-from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL
+from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL, known_releases
 
 # Collector renames (0.11), with the old names removed in 0.13.
 COLLECTOR_RENAMES: dict[str, str] = {
@@ -316,3 +320,115 @@ JSON_ENCODERS: dict[str, tuple[int, tuple[int, ...]]] = {
 }
 # Keywords that give the encoder a way to encode other types (tensors included).
 JSON_ENCODER_KEYWORDS = ("default", "cls")
+
+
+# ----- the removed-API table (RLG006, RLG007) -----
+# removed_api.json is generated from the real wheels by ``python -m rlguard.upgrade_table --write``
+# (tests/rules/test_removed_api_table.py keeps it in step). Versions are torchrl's; a tensordict
+# entry's versions are tensordict's, which share torchrl's minor (torchrl 0.N requires tensordict 0.N).
+REMOVED_API_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "removed_api.json")
+
+
+@dataclass(frozen=True)
+class ApiChange:
+    """One removed or deprecated public name, method or keyword."""
+
+    kind: str  # "name", "method" or "keyword"
+    module: str  # where users imported the name from; for methods and keywords, the defining module
+    name: str  # the name; ``Class.member`` for methods and keywords
+    deprecated_in: tuple[int, ...] | None
+    removed_in: tuple[int, ...] | None  # None: deprecated, still there in the newest release
+    announced_removal: tuple[int, ...] | None  # the removal upstream's message announced
+    replacement: str | None  # qualified where known (``torchrl.data.Composite``)
+    how: str  # how the replacement was found: message, subclass, alias, moved, review, none
+    fix: str  # "safe" (drop-in rename), "unsafe" (arguments or behaviour differ), "none"
+    note: str = ""  # what to change by hand, from the review
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module}.{self.name}"
+
+    @property
+    def new_name(self) -> str | None:
+        return self.replacement.rpartition(".")[2] if self.replacement else None
+
+    @property
+    def new_module(self) -> str | None:
+        return self.replacement.rpartition(".")[0] or None if self.replacement else None
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    return tuple(int(p) for p in text.split(".")) if text else None
+
+
+# Hand review of the generated table (once, for 0.4 -> 0.14.1). Keyed by (module, name); None drops
+# a generated entry, a dict changes fields. Each says why.
+_DEPRECATION_NOT_ABOUT_THE_NAME = None  # the warning found is about an argument, not the class itself
+REMOVED_API_REVIEW: dict[tuple[str, str], dict | None] = {
+    # Collector, EnvBase and LossModule warn about deprecated constructor arguments, not themselves.
+    ("torchrl.collectors", "Collector"): _DEPRECATION_NOT_ABOUT_THE_NAME,
+    ("torchrl.collectors.collectors", "Collector"): _DEPRECATION_NOT_ABOUT_THE_NAME,
+    ("torchrl.envs", "EnvBase"): _DEPRECATION_NOT_ABOUT_THE_NAME,
+    ("torchrl.envs.common", "EnvBase"): _DEPRECATION_NOT_ABOUT_THE_NAME,
+    ("torchrl.objectives", "LossModule"): _DEPRECATION_NOT_ABOUT_THE_NAME,
+    ("torchrl.objectives.common", "LossModule"): _DEPRECATION_NOT_ABOUT_THE_NAME,
+    # UnboundedDiscreteTensorSpec defaulted to dtype int64; Unbounded defaults to float32 (continuous).
+    ("torchrl.data", "UnboundedDiscreteTensorSpec"): {
+        "note": "pass `dtype=torch.int64` (the old class's default) to keep a discrete spec"},
+    ("torchrl.data.tensor_specs", "UnboundedDiscreteTensorSpec"): {
+        "note": "pass `dtype=torch.int64` (the old class's default) to keep a discrete spec"},
+    ("torchrl.modules.tensordict_module.exploration", "OrnsteinUhlenbeckProcessWrapper.forward"):
+        _DEPRECATION_NOT_ABOUT_THE_NAME,  # the class still exists (deprecated); its forward moved to a base
+    # The generator read "when" from "use ... when": tensordict's own successor is set_interaction_type.
+    ("tensordict.nn", "set_interaction_mode"): {
+        "replacement": "tensordict.nn.set_interaction_type", "how": "review", "fix": "unsafe",
+        "note": "it takes an `InteractionType` (`InteractionType.MODE`, `.RANDOM`, ...) rather than a string"},
+    # Upstream's warning named no successor; torchrl's own code moved to set_exploration_type.
+    ("torchrl.envs", "set_exploration_mode"): {
+        "replacement": "torchrl.envs.set_exploration_type", "how": "review", "fix": "unsafe",
+        "note": "it takes an `ExplorationType` (`ExplorationType.RANDOM`, `.DETERMINISTIC`, ...)"},
+    ("torchrl.envs.utils", "set_exploration_mode"): {
+        "replacement": "torchrl.envs.utils.set_exploration_type", "how": "review", "fix": "unsafe",
+        "note": "it takes an `ExplorationType` (`ExplorationType.RANDOM`, `.DETERMINISTIC`, ...)"},
+    ("torchrl.envs", "exploration_mode"): {
+        "replacement": "torchrl.envs.exploration_type", "how": "review", "fix": "unsafe",
+        "note": "it returns an `ExplorationType`, not a string"},
+    ("torchrl.envs.utils", "exploration_mode"): {
+        "replacement": "torchrl.envs.utils.exploration_type", "how": "review", "fix": "unsafe",
+        "note": "it returns an `ExplorationType`, not a string"},
+    # Recorder and LogReward took other arguments than their successors.
+    ("torchrl.trainers", "Recorder"): {"note": "LogValidationReward takes `environment=`, `record_interval=` "
+                                               "and `policy_exploration=` as Recorder did; check the rest"},
+    ("torchrl.trainers.trainers", "Recorder"): {"note": "LogValidationReward takes `environment=`, "
+                                                        "`record_interval=` and `policy_exploration=` as Recorder "
+                                                        "did; check the rest"},
+    ("torchrl.trainers", "LogReward"): {"note": "LogScalar logs any key: pass `key=(\"next\", \"reward\")`"},
+    ("torchrl.trainers.trainers", "LogReward"): {"note": "LogScalar logs any key: pass `key=(\"next\", \"reward\")`"},
+}
+
+
+def _load_removed_api() -> tuple[ApiChange, ...]:
+    with open(REMOVED_API_FILE, encoding="utf-8") as handle:
+        table = json.load(handle)
+    changes = []
+    for entry in table["entries"]:
+        review = REMOVED_API_REVIEW.get((entry["module"], entry["name"]), {})
+        if review is None:
+            continue
+        entry = {**entry, **review}
+        changes.append(ApiChange(
+            entry["kind"], entry["module"], entry["name"], _version(entry["deprecated_in"]),
+            _version(entry["removed_in"]), _version(entry["announced_removal"]), entry["replacement"],
+            entry["how"], entry["fix"], entry.get("note", "")))
+    # Collector names in the modules that defined them (private, so the generator skips them): RLG006
+    # covered them before the table existed.
+    for old, modules in COLLECTOR_OLD_NAME_MODULES.items():
+        for module in modules:
+            if not any(c.kind == "name" and c.module == module and c.name == old for c in changes):
+                changes.append(ApiChange("name", module, old, (0, 11), COLLECTOR_NAMES_REMOVED_IN, None,
+                                         f"{module}.{COLLECTOR_RENAMES[old]}", "review", "safe"))
+    return tuple(changes)
+
+
+REMOVED_API = _load_removed_api()
+KNOWN_TORCHRL_RELEASES = known_releases()

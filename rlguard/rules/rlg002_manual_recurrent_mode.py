@@ -136,19 +136,20 @@ class ManualRecurrentMode(Rule):
         "is suspended.\n\n"
         "**Value form, unsafe.** `x = m.set_recurrent_mode(True)` or `Seq(a, m.set_recurrent_mode(True), b)`: "
         "the old method returned a recurrent copy of `m` sharing its weights. The call is replaced by "
-        "`m` itself. Where the value (the name it is bound to, possibly through `Seq`, "
-        "`TensorDictSequential`, `ProbabilisticActor` and the other policy wrappers) is then only "
-        "called in simple statements of the same block, those statements are wrapped in `with "
-        "set_recurrent_mode(True):`; a value that only flows into a torchrl loss (`DQNLoss(policy)`) "
-        "needs no wrap, since torchrl >= 0.8 losses run recurrent mode by themselves. Calls already "
-        "inside a `with set_recurrent_mode(True):` are not wrapped again. Weight and device accessors "
-        "(`x.parameters()`, `x.state_dict()`, `x.to(...)`, ...) are allowed uses: they do not depend "
-        "on the mode. Any other use (returned, stored on `self`, passed to a collector, printed, "
-        "rebound, called in a nested block such as a loop body, in a lambda or in another function) "
-        "gets no fix. It is unsafe because the value is no longer a separate copy: it is the module "
-        "itself, which runs step by step outside the wrapped statements.\n\n"
-        "Both forms import the context manager with `from torchrl.modules import set_recurrent_mode`, "
-        "or reuse the name or `torchrl.modules` alias the file already imports; if the file binds "
+        "`m` itself, as upstream's own tutorials were rewritten, and a comment above the statement says "
+        "what changed and what to check. The calls of the value are left as they are: recurrent mode "
+        "needs a time dimension, and a call such as `policy(env.reset())` has none (wrapping it in "
+        "`with set_recurrent_mode(True):` raises `ValueError` on torchrl >= 0.8), so only a person can "
+        "tell which calls process whole sequences. A value that flows into a torchrl loss "
+        "(`DQNLoss(policy)`) needs nothing: torchrl >= 0.8 losses run recurrent mode by themselves. The "
+        "fix is offered where every use of the value is understood (the name it is bound to, possibly "
+        "through `Seq`, `TensorDictSequential`, `ProbabilisticActor` and the other policy wrappers, is "
+        "only called in simple statements of the same block, given to a loss, or asked for its weights "
+        "or device); any other use (returned, stored on `self`, passed to a collector, printed, rebound, "
+        "called in a nested block, in a lambda or in another function) gets no fix. It is unsafe because "
+        "the value is no longer a separate copy: it is the module itself, which runs step by step.\n\n"
+        "The statement form imports the context manager with `from torchrl.modules import set_recurrent_mode`, "
+        "or reuses the name or `torchrl.modules` alias the file already imports; if the file binds "
         "`set_recurrent_mode` to something else (or imports it only below a module-level call), it "
         "is imported as `torchrl_set_recurrent_mode`.\n\n"
         "Anything else (`set_recurrent_mode(False)` on its own, a non-literal mode, `super()` calls, "
@@ -246,18 +247,22 @@ class ManualRecurrentMode(Rule):
             "optim = torch.optim.Adam(policy.parameters(), lr=3e-4)\n",
             fixed="from tensordict.nn import TensorDictSequential as Seq\n"
             "from torchrl.modules import LSTMModule\n"
-            "from torchrl.objectives import DQNLoss\n"
-            "from torchrl.modules import set_recurrent_mode\n\n"
+            "from torchrl.objectives import DQNLoss\n\n"
             "lstm = LSTMModule(input_size=64, hidden_size=128, in_key=\"embed\", out_key=\"embed\")\n"
             "stoch_policy = Seq(feature, lstm, mlp, qval)\n"
+            "# rlguard: was `lstm.set_recurrent_mode(True)`, a recurrent copy; torchrl >= 0.8 removed the method, "
+            "so `lstm`\n"
+            "# itself is used here and runs step by step.\n"
+            "# Check the calls of `policy`: those on whole sequences (a time dimension, e.g. sampled\n"
+            "# trajectories) need `with set_recurrent_mode(True):`; single steps (env.reset(), rollouts) must not.\n"
             "policy = Seq(feature, lstm, mlp, qval)\n"
-            "with set_recurrent_mode(True):\n"
-            "    policy(env.reset())\n"
+            "policy(env.reset())\n"
             "loss_fn = DQNLoss(policy, action_space=env.action_spec, delay_value=True)\n"
             "optim = torch.optim.Adam(policy.parameters(), lr=3e-4)\n",
             unsafe=True,
-            note="Value form (the recurrent DQN tutorial before 0.8): the module itself replaces the copy; "
-                 "its direct call is wrapped, the loss needs no wrap.",
+            note="Value form (the recurrent DQN tutorial before 0.8): the module itself replaces the copy, as "
+                 "upstream's rewrite did. `policy(env.reset())` stays unwrapped: a fresh reset has no time "
+                 "dimension, and recurrent mode would raise ValueError on it. A comment says what to check.",
         ),
         Example(
             "from torchrl.modules import GRUModule\n\n\n"
@@ -279,6 +284,10 @@ class ManualRecurrentMode(Rule):
             },
             fixed="from pkg.nets import MemoryCore\n\n"
             "core = MemoryCore(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n"
+            "# rlguard: was `core.set_recurrent_mode(True)`, a recurrent copy; torchrl >= 0.8 removed the method, "
+            "so `core`\n"
+            "# itself is used here and runs step by step.\n"
+            "# Check its uses: calls on whole sequences need `with set_recurrent_mode(True):`.\n"
             "trainer_core = core\n",
             unsafe=True,
             message="`MemoryCore` derives from `LSTMModule`",
@@ -619,6 +628,22 @@ def _comment_lines(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
     return lines
 
 
+def _value_form_comment(call: str, receiver: str, called: list[str], loss: bool) -> list[cst.EmptyLine]:
+    """The lines the value-form fix leaves above the rewritten statement."""
+    lines = [f"rlguard: was `{call}`, a recurrent copy; torchrl >= 0.8 removed the method, so `{receiver}`",
+             "itself is used here and runs step by step."]
+    if called:
+        names = ", ".join(f"`{n}`" for n in called)
+        lines.append(f"Check the calls of {names}: those on whole sequences (a time dimension, e.g. sampled")
+        lines.append(f"trajectories) need `with {METHOD}(True):`; single steps (env.reset(), rollouts) must not.")
+    elif loss:
+        lines.append("The torchrl loss it reaches switches to recurrent mode by itself.")
+    else:
+        lines.append(f"Check its uses: calls on whole sequences need `with {METHOD}(True):`.")
+    return [cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(f"# {line}"))
+            for line in lines]
+
+
 class _Planner:
     """Works out the fixes of one file's findings; needs the whole module (parents, later statements)."""
 
@@ -791,60 +816,34 @@ class _Planner:
 
     # ----- value form -----
     def _value_form(self, cand: _Candidate) -> None:
+        """Upstream's own rewrite: the module itself replaces the recurrent copy, and the calls stay as
+        they are. Wrapping them in ``with set_recurrent_mode(True):`` is not offered: recurrent mode
+        needs a time dimension, and a call like ``policy(env.reset())`` has none (ValueError on 0.8+).
+        A comment at the site says what changed and what to check."""
         scope: cst.CSTNode = cand.scope if cand.scope is not None else self.module
         found = self._flow(cand.call, scope, 0)
-        if found is None:
+        statement = self._statement_of(cand.call)
+        if found is None or statement is None:
             return
-        wraps, loss, called = found
-        targets = {id(s) for _, s in wraps}
-        if any(id(n) in targets for n in iter_nodes(cand.call)):
-            return
-        edits = [Edit(cand.call, cand.receiver)]
-        imports: tuple[tuple[str, str], ...] = ()
-        for _block, run in self._runs(wraps):
-            first = run[0]
-            node, imports = self._with(cand, [first.with_changes(leading_lines=()), *run[1:]], None,
-                                       first.leading_lines)
-            edits.append(Edit(first, node))
-            edits += [Edit(s, cst.RemovalSentinel.REMOVE) for s in run[1:]]
+        _wraps, loss, called = found
         recv = _short(cand.receiver, 40)
+        comments = _value_form_comment(_short(cand.call, 60), recv, called, loss)
+        fixed = statement.deep_replace(cand.call, cand.receiver)
+        assert isinstance(fixed, cst.SimpleStatementLine)
+        fixed = fixed.with_changes(leading_lines=[*statement.leading_lines, *comments])
         parts = [
-            (f"Replace `{_short(cand.call, 60)}` with `{recv}` itself: the old method returned a recurrent copy "
-             f"of `{recv}` sharing its weights, and torchrl >= 0.8 switches the mode with the `{METHOD}` "
-             "context manager instead.")
+            (f"Replace `{_short(cand.call, 60)}` with `{recv}` itself, as upstream's tutorials did: the old method "
+             f"returned a recurrent copy of `{recv}` sharing its weights, and torchrl >= 0.8 switches the mode "
+             f"with the `{METHOD}` context manager instead. A comment at the site says what to check.")
         ]
-        if wraps:
-            parts.append(f"The statements that call {', '.join(f'`{n}`' for n in called)} are wrapped in "
-                         f"`with {METHOD}(True):`.")
-        elif called:
-            parts.append(f"Calls of {', '.join(f'`{n}`' for n in called)} are already inside "
-                         f"`with {METHOD}(True):`.")
+        if called:
+            parts.append(f"Calls of {', '.join(f'`{n}`' for n in called)} are left as they are: those that pass "
+                         f"whole sequences need `with {METHOD}(True):`, and rlguard cannot tell which do.")
         if loss:
             parts.append("Passing it to a torchrl loss needs no wrap: losses run in recurrent mode by themselves.")
-        parts.append(f"Unsafe: the value is now the module itself, not a copy, and it runs step by step "
-                     f"outside `with {METHOD}(True):`.")
-        cand.fix = Fix("unsafe", " ".join(parts), tuple(edits), imports)
+        parts.append("Unsafe: the value is now the module itself, not a copy, and it runs step by step.")
+        cand.fix = Fix("unsafe", " ".join(parts), (Edit(statement, fixed),))
         cand.howto = HOW_VALUE
-
-    def _runs(self, wraps: list[tuple[Block, cst.SimpleStatementLine]]):
-        """Group the statements to wrap into runs of consecutive statements of one block."""
-        by_block: dict[int, tuple[Block, list[tuple[int, cst.SimpleStatementLine]]]] = {}
-        for block, statement in wraps:
-            entry = by_block.setdefault(id(block), (block, []))
-            if all(s is not statement for _, s in entry[1]):
-                entry[1].append((self._position(block, statement), statement))
-        for block, items in by_block.values():
-            items.sort(key=lambda item: item[0])
-            run: list[cst.SimpleStatementLine] = []
-            last = -2
-            for position, statement in items:
-                if run and position != last + 1:
-                    yield block, run
-                    run = []
-                run.append(statement)
-                last = position
-            if run:
-                yield block, run
 
     def _flow(self, node: cst.CSTNode, scope: cst.CSTNode, depth: int):
         """Where the recurrent value ``node`` goes: (statements to wrap, reaches a loss, names called),

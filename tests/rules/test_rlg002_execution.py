@@ -130,16 +130,53 @@ SEQUENTIAL = policy_inference(data.clone())["action_value"]
 
 
 @pytest.mark.parametrize("cls", ["LSTMModule", "GRUModule"])
-def test_value_form_fix_runs_like_the_context_manager_by_hand(tmp_path, cls):
+def test_value_form_fix_runs_step_by_step_and_says_what_to_check(tmp_path, cls):
+    """The fix drops the copy and leaves the calls: the module then runs step by step, which the comment
+    at the site says; wrapping by hand restores whole-sequence mode where the input has a time dimension."""
     old = DATA.format(cls=cls) + VALUE_OLD
     with pytest.raises(RuntimeError):
         run_script(tmp_path, "old.py", old)
     assert fix_source(old, select=["RLG002"]) == old  # unsafe: not applied by default
-    after = run_script(tmp_path, "fixed.py", fixed(old, unsafe=True))
+    new = fixed(old, unsafe=True)
+    assert "# Check the calls of `policy_training`: those on whole sequences" in new
+    after = run_script(tmp_path, "fixed.py", new)
+    torch.testing.assert_close(after["RESULT"], after["SEQUENTIAL"])
     by_hand = run_script(tmp_path, "by_hand.py", DATA.format(cls=cls) + VALUE_BY_HAND)
-    torch.testing.assert_close(after["RESULT"], by_hand["RESULT"])
-    torch.testing.assert_close(after["SEQUENTIAL"], by_hand["SEQUENTIAL"])
-    assert not torch.allclose(after["RESULT"], after["SEQUENTIAL"])
+    assert not torch.allclose(by_hand["RESULT"], by_hand["SEQUENTIAL"])
+
+
+TUTORIAL_OLD = """\
+import torch
+from tensordict.nn import TensorDictModule as Mod, TensorDictSequential as Seq
+from torchrl.envs import GymEnv, InitTracker, TransformedEnv
+from torchrl.modules import LSTMModule, MLP, QValueModule
+from torchrl.objectives import DQNLoss
+from torchrl.testing.mocking_classes import DiscreteActionVecMockEnv
+
+env = TransformedEnv(DiscreteActionVecMockEnv(), InitTracker())
+feature = Mod(torch.nn.LazyLinear(8), in_keys=["observation"], out_keys=["embed"])
+lstm = LSTMModule(input_size=8, hidden_size=16, in_key="embed", out_key="embed")
+env.append_transform(lstm.make_tensordict_primer())
+mlp = Mod(MLP(out_features=env.action_spec.shape[-1], num_cells=[16]), in_keys=["embed"], out_keys=["action_value"])
+qval = QValueModule(spec=env.action_spec)
+policy = Seq(feature, lstm.set_recurrent_mode(True), mlp, qval)
+policy(env.reset())
+loss_fn = DQNLoss(policy, action_space=env.action_spec, delay_value=True)
+"""
+
+
+def test_recurrent_dqn_tutorial_fix_runs_where_wrapping_would_raise(tmp_path):
+    """torchrl 0.6's recurrent DQN tutorial: the fix must not wrap ``policy(env.reset())``, which has no
+    time dimension; wrapped, it raises ValueError on the installed torchrl."""
+    with pytest.raises(RuntimeError):
+        run_script(tmp_path, "old.py", TUTORIAL_OLD)
+    new = fixed(TUTORIAL_OLD, unsafe=True)
+    assert "policy = Seq(feature, lstm, mlp, qval)\npolicy(env.reset())\n" in new
+    run_script(tmp_path, "fixed.py", new)
+    wrapped = new.replace("policy(env.reset())\n", "from torchrl.modules import set_recurrent_mode\n"
+                          "with set_recurrent_mode(True):\n    policy(env.reset())\n")
+    with pytest.raises(ValueError):
+        run_script(tmp_path, "wrapped.py", wrapped)
 
 
 LOSS_OLD = """

@@ -1,0 +1,337 @@
+"""The visitor RLG006 and RLG007 share: uses of torchrl and tensordict APIs that the target removed.
+
+Both read one table (``data.REMOVED_API``, generated from the real wheels). RLG006 owns the collector
+names, RLG007 everything else, so a use is reported once. Each import or use site is one finding.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from rlguard.engine.lazy import cst
+
+from rlguard.engine.findings import Applicability, Edit, Fix
+from rlguard.engine.names import dotted_name, module_of_import_from
+from rlguard.engine.traversal import iter_nodes
+from rlguard.engine.types import ForwardReference, forward_references, loaded_names
+from rlguard.rules.base import Option, Rule
+from rlguard.rules.data import REMOVED_API, ApiChange
+
+LIBRARIES = frozenset({"torchrl", "tensordict"})
+PREVIEW = Option("preview", bool, False,
+                 "Also flag names deprecated at the target but not yet removed, saying which version removes them.")
+
+
+def _text(version: tuple[int, ...] | None) -> str:
+    return ".".join(map(str, version)) if version else "?"
+
+
+class RemovedApiRule(Rule):
+    """A rule over part of the removed-API table; subclasses say which part (``owns``)."""
+
+    options = (PREVIEW,)
+    owns: Callable[[ApiChange], bool]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        owned = [c for c in REMOVED_API if type(self).owns(c)]
+        self._names = {c.qualname: c for c in owned if c.kind == "name"}
+        self._by_short: dict[str, list[ApiChange]] = {}
+        for change in self._names.values():
+            self._by_short.setdefault(change.name, []).append(change)
+        self._members = [c for c in owned if c.kind in ("method", "keyword")]
+        self._imported: list[tuple[cst.ImportFrom, cst.ImportAlias, ApiChange, str]] = []  # + statement module
+        self._uses: dict[str, list[cst.Name]] = {}  # local name -> Name nodes reading it
+        self._not_uses: set[int] = set()  # Name nodes that name something else: ``x.<name>``, ``f(<name>=...)``
+        self._star_sources: set[str] = set()  # modules star-imported from
+        self._star_uses: list[tuple[cst.Name, ApiChange]] = []  # names that only a star import provides
+        self._exported: set[str] = set()  # names in the module's ``__all__``
+        self._references: list[ForwardReference] = []  # types spelled in annotation strings
+        # A vendored copy of the library (``vendor/torchrl/collectors/__init__.py``) is the library
+        # itself at its own version: its imports are right for it, and renaming them breaks it.
+        self._vendored = bool(set(ctx.module.split(".")) & LIBRARIES)
+
+    @classmethod
+    def prefilter_tokens(cls, target: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+        names = {c.name.split(".")[-1] for c in REMOVED_API if cls.owns(c)}
+        return (tuple(sorted(names)),)
+
+    # ----- the table at the target -----
+    def _state(self, change: ApiChange) -> str | None:
+        """"removed" at the target, "deprecated" (reported only with ``preview``), or None."""
+        if self._vendored:
+            return None
+        target = self.ctx.target
+        if change.removed_in is not None and target >= change.removed_in:
+            return "removed"
+        if self.settings.get("preview") and change.deprecated_in is not None and target >= change.deprecated_in:
+            return "deprecated"
+        return None
+
+    def _change(self, qualname: str | None) -> ApiChange | None:
+        change = self._names.get(qualname) if qualname else None
+        return change if change is not None and self._state(change) else None
+
+    def _flag(self, node: cst.CSTNode, texts: tuple[str, str], fix: Fix | None = None) -> None:
+        message, remedy = texts
+        self.report(node, message, remedy=remedy, fix=fix)
+
+    def _message(self, change: ApiChange, effect: str) -> tuple[str, str]:
+        """``effect``: what fails, e.g. "this import fails at run time"."""
+        package = change.module.split(".")[0]
+        old = change.name.split(".")[-1]
+        if self._state(change) == "removed":
+            removed = _text(change.removed_in)
+            head = f"`{old}` was removed in {package} {removed}, so {effect}"
+            return head, f"{_advice(change, old)} (`{old}` is gone on every {package} from {removed} on; the target is {_text(self.ctx.target)})"
+        else:
+            going = change.removed_in or change.announced_removal
+            head = (f"`{old}` is deprecated since {package} {_text(change.deprecated_in)} and "
+                    + (f"goes in {_text(going)}" if going else "upstream has not said when it goes"))
+        return head, _advice(change, old)
+
+    def _fix(self, change: ApiChange, edits: list[Edit]) -> Fix | None:
+        if change.fix == "none" or not change.new_name or not edits:
+            return None
+        applicability: Applicability = "safe" if change.fix == "safe" else "unsafe"
+        return Fix(applicability, f"Replace `{change.name}` with `{change.replacement}`", tuple(edits))
+
+    # ----- imports -----
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = module_of_import_from(node, self.ctx.module, self.ctx.imports.is_package)
+        if isinstance(node.names, cst.ImportStar):
+            if module is not None:
+                self._star_sources.add(module)
+            return
+        source = self.ctx.imports.names  # already updated by the engine for this statement
+        for alias in node.names:
+            self._skip_names(alias)
+            local = alias.evaluated_alias or alias.evaluated_name
+            change = self._change(source.get(local))
+            if change is not None and isinstance(alias.name, cst.Name) and module is not None:
+                self._imported.append((node, alias, change, module))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self._skip_names(alias)
+
+    def _skip_names(self, alias: cst.ImportAlias) -> None:
+        part: cst.CSTNode = alias.name
+        while isinstance(part, cst.Attribute):
+            self._not_uses.add(id(part.attr))
+            part = part.value
+        self._not_uses.add(id(part))
+        if alias.asname is not None:
+            self._not_uses.add(id(alias.asname.name))
+
+    # ----- names that are not uses -----
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_uses.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._not_uses.add(id(node.name))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # __all__ = ["SyncDataCollector", ...] at module level: the name is re-exported.
+        if self.ctx.at_module_level and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
+                                             for t in node.targets):
+            if isinstance(node.value, (cst.List, cst.Tuple)):
+                for element in node.value.elements:
+                    if isinstance(element.value, cst.SimpleString):
+                        self._exported.add(element.value.evaluated_value)
+
+    # ----- uses -----
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        for reference in forward_references(node.annotation):
+            self._references.append(reference)
+            self._check_dotted_reference(reference)
+
+    def _check_dotted_reference(self, reference: ForwardReference) -> None:
+        """``"torchrl.collectors.SyncDataCollector"``: resolved in the annotation's own scope."""
+        for part in iter_nodes(reference.expression):
+            change = self._change(self.ctx.qualname(part)) if isinstance(part, cst.Attribute) else None
+            if change is not None:
+                edits = [Edit(reference.literal, _renamed(reference, [part.attr], change.new_name or ""))] \
+                    if _same_module(change) else []
+                self._flag(reference.literal, self._message(
+                    change, f"the annotation `{dotted_name(part)}` names nothing and type checkers and "
+                    "`typing.get_type_hints` fail on it"),
+                            fix=self._fix(change, edits))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_uses.add(id(node.attr))
+        change = self._change(self.ctx.qualname(node))
+        if change is not None and dotted_name(node.value) is not None:
+            edits = [Edit(node.attr, cst.Name(change.new_name or ""))] if _same_module(change) else []
+            self._flag(node, self._message(change, f"`{dotted_name(node)}` raises AttributeError at run time"), fix=self._fix(change, edits))
+        elif change is None:
+            self._check_member(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        keywords = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
+        if not keywords or not self._members:
+            return
+        for change in self._members:
+            callable_name, _, keyword = change.name.rpartition(".")
+            if change.kind == "keyword" and keyword in keywords and self._calls(node, change, callable_name) \
+                    and self._state(change):
+                self._flag(keywords[keyword], self._member_message(change, f"`{callable_name}({keyword}=...)`"))
+
+    def _calls(self, call: cst.Call, change: ApiChange, callable_name: str) -> bool:
+        """The call reaches ``callable_name`` of the change's package: a function or class by its
+        qualified name, or a method of a value built from the change's class."""
+        package = change.module.split(".")[0]
+        callee = self.ctx.callee(call)
+        if callee is not None:
+            return callee.rpartition(".")[2] == callable_name and callee.startswith(package + ".")
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == callable_name:
+            return self._receiver_class(call.func.value, change)
+        return False
+
+    def _receiver_class(self, receiver: cst.BaseExpression, change: ApiChange) -> bool:
+        built = self.ctx.built(receiver)
+        owner = change.module.rpartition(".")[2]
+        return built is not None and built.callee.rpartition(".")[2] == owner \
+            and built.callee.startswith(change.module.split(".")[0] + ".")
+
+    def _check_member(self, node: cst.Attribute) -> None:
+        for change in self._members:
+            owner, _, method = change.name.rpartition(".")
+            if change.kind == "method" and node.attr.value == method and self._state(change):
+                built = self.ctx.built(node.value)
+                if built is not None and built.callee.rpartition(".")[2] == owner \
+                        and built.callee.startswith(change.module.split(".")[0] + "."):
+                    self._flag(node, self._member_message(change, f"`.{method}`"))
+
+    def _member_message(self, change: ApiChange, what: str) -> tuple[str, str]:
+        package = change.module.split(".")[0]
+        use = f"use `{change.replacement}`" if change.replacement else "upstream names no replacement: remove it"
+        return (f"{what} was removed in {package} {_text(change.removed_in)} (the target is {_text(self.ctx.target)})",
+                use + (f"; {change.note}" if change.note else ""))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) in self._not_uses:
+            return
+        self._uses.setdefault(node.value, []).append(node)
+        if self._star_sources and node.value in self._by_short \
+                and node.value not in self.ctx.imports.names and self.ctx.lookup(node.value) is None:
+            for change in self._by_short[node.value]:
+                if change.module in self._star_sources and self._state(change):
+                    self._star_uses.append((node, change))
+                    break
+
+    def leave_Module(self, node: cst.Module) -> None:
+        # Uses of a from-imported old name are renamed with its import, in one fix.
+        for statement, alias, change, module in self._imported:
+            self._flag(alias, self._message(change, "this import fails at run time"), fix=self._import_fix(statement, alias, change,
+                                                                                        module))
+        for use, change in self._star_uses:
+            edits = [Edit(use, cst.Name(change.new_name or ""))] if _same_module(change) else []
+            self._flag(use, self._message(change, "the star import no longer provides it and this name fails at run time"),
+                        fix=self._fix(change, edits))
+
+    def _import_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
+                    module: str) -> Fix | None:
+        old, new = alias.evaluated_name, change.new_name
+        if new is None or change.fix == "none":
+            return None
+        moved = change.new_module not in (None, module)
+        if moved and (len(statement.names) != 1 or statement.relative):  # type: ignore[arg-type]
+            return None  # other names stay where they are: the message says where this one went
+        uses = [Edit(use, cst.Name(new)) for use in self._uses.get(old, [])] if alias.asname is None else []
+        if alias.asname is None:
+            uses += self._reference_edits(old, new)
+        name_node = alias.name
+        assert isinstance(name_node, cst.Name)
+        head = [Edit(statement.module, _module_expr(change.new_module or module))] if moved and statement.module else []
+        if alias.asname is None and self._reexported(old):
+            kept = alias.with_changes(name=cst.Name(new), asname=cst.AsName(name=cst.Name(old)))
+            return Fix("safe" if change.fix == "safe" else "unsafe",
+                       f"Import `{new}` as `{old}`, which this module re-exports", (*head, Edit(alias, kept)))
+        if alias.asname is None and not moved and _imports_unaliased(statement, new):
+            return self._fix(change, [*_remove_alias(statement, alias), *uses])
+        return self._fix(change, [*head, Edit(name_node, cst.Name(new)), *uses])
+
+    def _reference_edits(self, old: str, new: str) -> list[Edit]:
+        """Rewrites of the annotation strings that name ``old``."""
+        edits = []
+        for reference in self._references:
+            names = loaded_names(reference.expression, frozenset({old}))
+            if names:
+                edits.append(Edit(reference.literal, _renamed(reference, names, new)))
+        return edits
+
+    def _reexported(self, old: str) -> bool:
+        """``__all__`` lists the name, or another linted file imports it from this module. (The index
+        is complete only when fixing; the check pass's fix summary then says "Rename".)"""
+        if old in self._exported:
+            return True
+        index, module = self.ctx.index, self.ctx.module
+        return bool(index is not None and module and
+                    any(path != self.ctx.path for path in index.importers(f"{module}.{old}")))
+
+
+def _advice(change: ApiChange, old: str) -> str:
+    if not change.replacement:
+        return "upstream names no replacement: remove or rewrite this use" + (f" ({change.note})" if change.note else "")
+    where = f" from `{change.new_module}`" if change.new_module and change.new_module != change.module else ""
+    text = f"use `{change.new_name}`{where}"
+    if change.fix == "unsafe" and not change.note:
+        text += " (its arguments or behaviour differ: check each use)"
+    return text + (f"; {change.note}" if change.note else "")
+
+
+def _same_module(change: ApiChange) -> bool:
+    return change.new_module in (None, change.module)
+
+
+def _module_expr(module: str) -> cst.Attribute | cst.Name:
+    parts = module.split(".")
+    expr: cst.Attribute | cst.Name = cst.Name(parts[0])
+    for part in parts[1:]:
+        expr = cst.Attribute(expr, cst.Name(part))
+    return expr
+
+
+def _renamed(reference: ForwardReference, names: list[cst.Name], new: str) -> cst.SimpleString:
+    """The annotation string with the given names (nodes of its expression) changed to ``new``."""
+    code = cst.Module([]).code_for_node(reference.expression.visit(_rename_names()(names, new)))
+    literal = reference.literal
+    return literal.with_changes(value=f"{literal.prefix}{literal.quote}{code}{literal.quote}")
+
+
+@functools.cache  # the class is made on first use, so importing the rule does not load libcst
+def _rename_names() -> Callable[[list[cst.Name], str], cst.CSTTransformer]:
+    class RenameNames(cst.CSTTransformer):
+        """Gives the given Name nodes a new value."""
+
+        def __init__(self, names: list[cst.Name], new: str) -> None:
+            super().__init__()
+            self._ids, self._new = {id(name) for name in names}, new
+
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+            return updated_node.with_changes(value=self._new) if id(original_node) in self._ids else updated_node
+
+    return RenameNames
+
+
+def _imports_unaliased(statement: cst.ImportFrom, name: str) -> bool:
+    assert not isinstance(statement.names, cst.ImportStar)
+    return any(isinstance(a.name, cst.Name) and a.name.value == name and a.asname is None for a in statement.names)
+
+
+def _remove_alias(statement: cst.ImportFrom, alias: cst.ImportAlias) -> list[Edit]:
+    """Edits dropping one name from ``from m import a, b``, keeping the commas valid."""
+    assert not isinstance(statement.names, cst.ImportStar)
+    names = list(statement.names)
+    position = next(i for i, a in enumerate(names) if a is alias)
+    edits = [Edit(alias, cst.RemovalSentinel.REMOVE)]
+    if position == len(names) - 1 and position > 0:
+        # The previous name becomes the last: it takes the removed one's trailing comma (allowed in
+        # parentheses, with the whitespace before ``)``), or none.
+        previous = names[position - 1]
+        comma = alias.comma if statement.lpar is not None else cst.MaybeSentinel.DEFAULT
+        edits.append(Edit(previous, previous.with_changes(comma=comma)))
+    return edits

@@ -1,0 +1,88 @@
+"""RLG007 removed-api: a torchrl or tensordict name, method or keyword that the target removed."""
+
+from __future__ import annotations
+
+from rlguard.rules.base import Example
+from rlguard.rules.data import COLLECTOR_RENAMES, ApiChange
+from rlguard.rules.removed_api import RemovedApiRule
+
+
+def _not_collector(change: ApiChange) -> bool:
+    """Everything in the table but the collector names, which RLG006 reports."""
+    return not (change.kind == "name" and change.name in COLLECTOR_RENAMES)
+
+
+class RemovedApi(RemovedApiRule):
+    code = "RLG007"
+    name = "removed-api"
+    summary = "Imports or uses a torchrl or tensordict API that the target version removed"
+    what = (
+        "Flags each import and use of a public torchrl or tensordict name that the target torchrl no longer "
+        "has (`CompositeSpec`, `BoundedTensorSpec`, `Recorder`, `KLRewardTransform` from `torchrl.envs`, "
+        "...), and each use of a removed method or keyword of a public class whose last release warned "
+        "about it. The table behind it is generated from every release's wheel from 0.4 on; "
+        "[the upgrade guide](../upgrading.md) renders it. With the `preview` option, names that are "
+        "deprecated at the target but not yet removed are flagged too, with the version that removes them."
+    )
+    why = (
+        "TorchRL breaks its public API often, and most TorchRL code on the web was written against an older "
+        "release. An import of a removed name raises `ImportError` on the first line that runs; an attribute "
+        "(`data.CompositeSpec`) raises `AttributeError`; a removed keyword raises `TypeError`."
+    )
+    fix_doc = (
+        "Safe where the replacement is the same class under a new name (a deprecated subclass that adds "
+        "nothing, an alias, or the same name moved to another public module): the import and every use in "
+        "the file are renamed, as RLG006 does, and a moved name's import statement gets the new module when "
+        "it imports that name alone. Unsafe where the replacement takes other arguments or behaves "
+        "differently (`UnboundedDiscreteTensorSpec` defaulted to int64; `Recorder` became "
+        "`LogValidationReward`): the message says what to check. No fix where upstream names no replacement, "
+        "for removed methods and keywords, and for an import of a moved name that shares its statement "
+        "with other names: the message says what to write."
+    )
+    valid = (
+        Example("from torchrl.data import Composite, Unbounded\n\nspec = Composite(obs=Unbounded(3))\n"),
+        Example("from torchrl.data import CompositeSpec\n\nspec = CompositeSpec()\n", target="0.10",
+                note="Before 0.11 the old spec names still exist (deprecated: the `preview` option flags them)."),
+        Example("from my_project.specs import CompositeSpec\n\nspec = CompositeSpec()\n",
+                note="A class of the same name from another package is not torchrl's."),
+    )
+    invalid = (
+        Example(
+            "from torchrl.data import CompositeSpec, UnboundedContinuousTensorSpec\n\n"
+            "spec = CompositeSpec(obs=UnboundedContinuousTensorSpec(shape=(3,)))\n",
+            fixed="from torchrl.data import Composite, Unbounded\n\n"
+            "spec = Composite(obs=Unbounded(shape=(3,)))\n",
+            message="use `Composite`",
+        ),
+        Example(
+            "import torchrl.data as data\n\nspec = data.BoundedTensorSpec(-1.0, 1.0, shape=(1,))\n",
+            fixed="import torchrl.data as data\n\nspec = data.Bounded(-1.0, 1.0, shape=(1,))\n",
+        ),
+        Example(
+            "from torchrl.envs import KLRewardTransform\n",
+            fixed="from torchrl.envs.llm import KLRewardTransform\n",
+            note="A name that moved to another module: the statement imports it from there.",
+        ),
+        Example(
+            "from torchrl.data import UnboundedDiscreteTensorSpec\n\nspec = UnboundedDiscreteTensorSpec(shape=(1,))\n",
+            fixed="from torchrl.data import Unbounded\n\nspec = Unbounded(shape=(1,))\n",
+            unsafe=True,
+            message="pass `dtype=torch.int64`",
+            note="The replacement's defaults differ: an unsafe fix, and the message says what to add.",
+        ),
+        Example(
+            "from torchrl.modules.distributions.utils import safetanh\n",
+            message="upstream names no replacement",
+            note="No replacement known: no fix.",
+        ),
+        Example(
+            "from torchrl.modules import EGreedyWrapper\n",
+            target="0.14",
+            options={"preview": True},
+            message="deprecated since torchrl 0.4",
+            fixed="from torchrl.modules import EGreedyModule\n",
+            unsafe=True,
+            note="With `preview`, deprecated names that still exist are flagged.",
+        ),
+    )
+    owns = staticmethod(_not_collector)

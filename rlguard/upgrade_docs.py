@@ -1,0 +1,103 @@
+"""docs/upgrading.md, generated from the removed-API table (``python -m rlguard.docs --write`` writes it)."""
+
+from __future__ import annotations
+
+from rlguard.rules.data import KNOWN_TORCHRL_RELEASES, NEWEST_KNOWN_TORCHRL, REMOVED_API, ApiChange
+
+INTRO = """\
+# Upgrading TorchRL code
+
+TorchRL breaks its public API often, and most TorchRL code was written against an older release. rlguard
+knows every public torchrl and tensordict name, method and keyword removed between 0.4 and {newest}: the
+table at the end of this page is generated from the released wheels, not written by hand.
+
+## Upgrade a codebase in five steps
+
+1. **Say which torchrl you move to.** `--target-torchrl {newest_minor}` judges one version. Without it,
+   rlguard reads your pin (`pyproject.toml` `[project] dependencies`, then `requirements*.txt`) and judges a
+   removal against the **newest version the pin admits**: `torchrl>=0.7` is judged at {newest} (the newest
+   known release, which a fresh `pip install` resolves), `torchrl>=0.6,<0.9` at 0.8.1, `torchrl==0.7.2` at
+   0.7.2. Each message names the release from which the use breaks. The text report's header and
+   `rlguard doctor` show the target and where it came from.
+2. **See what breaks.** `rlguard check --target-torchrl {newest_minor} --select RLG006,RLG007 src/` lists each
+   import and use of a removed API once. [RLG006](rules/RLG006.md) covers the collector names
+   (`SyncDataCollector`, ...), [RLG007](rules/RLG007.md) everything else; both read the same table, so
+   selecting RLG006 alone behaves as it always did. Add `preview = true` under
+   `[tool.rlguard.rules.RLG007]` to also see names deprecated at the target but not yet removed, with the
+   version that removes them.
+3. **Review the whole upgrade as one diff.** `rlguard fix --diff --target-torchrl {newest_minor} src/ > upgrade.patch`
+   prints every safe fix; `git apply upgrade.patch` applies it.
+4. **Apply.** `rlguard fix --target-torchrl {newest_minor} src/` applies the safe fixes (drop-in renames: the
+   same class under a new name or in a new module). `--unsafe-fixes` adds the renames whose replacement takes
+   other arguments or behaves differently; the finding's message says what to check at each one.
+5. **Finish by hand** what has no fix (below), then run your tests on the new torchrl.
+
+## What stays manual
+
+- Names upstream removed without naming a successor (the table's *replacement* is empty): the message says
+  so; remove or rewrite the use.
+- Removed methods and keywords (`VmasWrapper.unbatched_action_spec`, `default_interaction_mode=`, ...): the
+  message names the replacement where upstream did; the call needs a person.
+- A moved name imported in one statement with other names: the message says which module to import it from.
+- Unsafe entries: the fix renames, and the message (the table's *note*) says what else to change, such as
+  `dtype=torch.int64` for `UnboundedDiscreteTensorSpec`.
+- `module.set_recurrent_mode(True)` is [RLG002](rules/RLG002.md)'s: its fix is offered only where it is
+  proven safe; the value form leaves a comment that says what to check.
+
+## How the table is made
+
+`python -m rlguard.upgrade_table` (its write option updates `rlguard/rules/removed_api.json`) downloads the
+newest patch of every minor release of torchrl and tensordict from 0.4 on with pip, without dependencies,
+into the git-ignored `tests/fixtures/wheels/`, and
+reads their sources with `ast`, importing nothing. A public name (a class, function or re-export of a module
+whose path has no `_` part) present in one release and absent from the next and every later one is removed in
+that next release. Its replacement comes from upstream's evidence, and the *how* column says which:
+`message` (the deprecation warning or docstring names it), `subclass` (a deprecated shim subclassing one
+class), `alias` (`Old = New`), `moved` (the same name is still defined in another public module), `review`
+(set by hand, below). A rename is safe when the old name was the new class under another name (a shim that
+adds nothing, an alias, a move); otherwise unsafe. Methods and keywords are listed only where their last
+release warned about them. tensordict's versions follow torchrl's minor (torchrl 0.N requires tensordict 0.N),
+so a tensordict entry is judged against the target torchrl's minor.
+
+`tests/rules/test_removed_api_table.py` fails when the shipped table differs from what the script derives
+from the wheels (it skips, saying so, when the wheels are not downloaded), and
+`tests/rules/test_removed_api_execution.py` proves every fixable entry: a snippet in the old API fails on
+{newest}, `rlguard fix` rewrites it, and the fixed snippet imports and constructs what it uses.
+
+The hand review (`REMOVED_API_REVIEW` in `rlguard/rules/data.py`, each with its reason) dropped the
+`deprecated` entries for `Collector`, `EnvBase` and `LossModule` (their warnings are about constructor
+arguments, not the classes), named successors upstream's messages did not (`set_exploration_type`,
+`exploration_type`, `set_interaction_type`), and added what to check for `UnboundedDiscreteTensorSpec`,
+`Recorder` and `LogReward`.
+
+## The table
+
+Releases read: torchrl {releases}. *deprecated* is the first release that warned; *removed* the first release
+without the name; names with no *removed* are deprecated at {newest} and flagged only with `preview`.
+"""
+
+
+def _version(version: tuple[int, ...] | None) -> str:
+    return ".".join(map(str, version)) if version else ""
+
+
+def _row(change: ApiChange) -> str:
+    what = f"`{change.module}.{change.name}`"
+    note = change.note.replace("|", "\\|")
+    replacement = f"`{change.replacement}`" if change.replacement else ""
+    return (f"| {what} | {_version(change.deprecated_in)} | {_version(change.removed_in)} | {replacement} | "
+            f"{change.fix} | {change.how}{'; ' + note if note else ''} |")
+
+
+def upgrading_page() -> str:
+    newest = _version(NEWEST_KNOWN_TORCHRL)
+    lines = [INTRO.format(newest=newest, newest_minor=_version(NEWEST_KNOWN_TORCHRL[:2]),
+                          releases=", ".join(_version(v) for v in KNOWN_TORCHRL_RELEASES))]
+    sections = (("Removed names", "name", True), ("Deprecated names (flagged with `preview`)", "name", False),
+                ("Removed methods", "method", True), ("Removed keywords", "keyword", True))
+    for title, kind, removed in sections:
+        rows = sorted((c for c in REMOVED_API if c.kind == kind and (c.removed_in is not None) == removed),
+                      key=lambda c: (c.module, c.name))
+        lines += [f"### {title}\n", "| API | deprecated | removed | replacement | fix | how found; note |",
+                  "| --- | --- | --- | --- | --- | --- |", *map(_row, rows), ""]
+    return "\n".join(lines).rstrip() + "\n"
