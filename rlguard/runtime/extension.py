@@ -142,6 +142,8 @@ def _torchrl_dir() -> Path | None:
 
 def _find_shared_object() -> Path | None:
     package = _torchrl_dir()
+    if package is None:  # no torchrl, so no extension to find
+        return None
     candidates = (package / f"_torchrl{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES)
     return next((candidate for candidate in candidates if candidate.exists()), None)
 

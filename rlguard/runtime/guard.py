@@ -30,6 +30,9 @@ from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError, RLGuardWarning
 
 if TYPE_CHECKING:
+    from types import FrameType
+
+    from torch.autograd.graph import Node
     from torchrl.trainers import Trainer
 
 NestedKey = str | tuple[str, ...]
@@ -90,7 +93,7 @@ def _observation_reward_keys(collector: Any) -> list[NestedKey] | None:
         specs = (collector.env.full_observation_spec, collector.env.full_reward_spec)
     except AttributeError:  # multi-process collectors hold no env here
         return None
-    keys = [key if isinstance(key, tuple) else (key,) for spec in specs for key in spec.keys(True, True)]
+    keys: list[NestedKey] = [key if isinstance(key, tuple) else (key,) for spec in specs for key in spec.keys(True, True)]
     return keys + [("next", *key) for key in keys]
 
 
@@ -105,7 +108,7 @@ def _reaches(losses: list[torch.Tensor], params: Iterable[torch.Tensor] | None) 
     targets = {id(param) for param in params}
     if any(id(loss) in targets for loss in losses):
         return True
-    stack = [loss.grad_fn for loss in losses if loss.grad_fn is not None]
+    stack: list[Node | None] = [loss.grad_fn for loss in losses if loss.grad_fn is not None]
     seen = set()
     while stack:
         node = stack.pop()
@@ -179,7 +182,7 @@ def _tensors(obj: Any, key: NestedKey = "sample") -> Iterator[tuple[NestedKey, t
             yield from _tensors(item, key)
 
 
-def _rnn_types() -> tuple[type, ...]:
+def _rnn_types() -> tuple[type[nn.Module], ...]:
     from torchrl.modules import GRUModule, LSTMModule
 
     return LSTMModule, GRUModule
@@ -191,7 +194,7 @@ def _rnn_modules(loss_module: nn.Module) -> Iterator[tuple[str, nn.Module]]:
     Losses keep their networks in ``__dict__`` (their parameters live in ``*_params``), so
     ``named_modules()`` alone does not reach them.
     """
-    roots = {"": loss_module, **{k: v for k, v in vars(loss_module).items() if isinstance(v, nn.Module)}}
+    roots: dict[str, nn.Module] = {"": loss_module, **{k: v for k, v in vars(loss_module).items() if isinstance(v, nn.Module)}}
     seen = set()
     for prefix, root in roots.items():
         for name, module in root.named_modules(prefix=prefix):
@@ -215,7 +218,7 @@ def _called_from_loss() -> bool:
     from torchrl.objectives import LossModule
     from torchrl.objectives.value import ValueEstimatorBase
 
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if isinstance(frame.f_locals.get("self"), (LossModule, ValueEstimatorBase)):
             return True

@@ -113,7 +113,8 @@ class _BackportSetRecurrentMode(_DecoratorContextManager):
         previous = _pop(self)
         _BACKPORT_MODE.set(None if previous is _NOT_ENTERED else previous)
 
-    __call__ = _coroutine_aware(_DecoratorContextManager.__call__)
+    # A Callable type cannot carry the generic method's own type variable through the wrapper.
+    __call__ = _coroutine_aware(_DecoratorContextManager.__call__)  # type: ignore[assignment]
 
 
 try:

@@ -35,6 +35,7 @@ import torch
 from torchrl.data.replay_buffers import samplers as _samplers_package
 from torchrl.data.replay_buffers.samplers import prioritized as _prioritized
 from torchrl.data.replay_buffers.samplers import prioritized_slice as _prioritized_slice
+from torchrl.data.replay_buffers.samplers.prioritized import PrioritizedSampler as _Stock  # Any to mypy: torchrl ships no types
 
 from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError
@@ -43,7 +44,6 @@ from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES, WRITE_CHUNK
 
 __all__ = ["PrioritizedSampler", "PrioritizedSliceSampler", "check_loadable", "patches"]
 
-_Stock = _prioritized.PrioritizedSampler
 _stock_update_priority = vars(_Stock)["update_priority"]  # kept before install() replaces it
 _StockSlice: Any = _prioritized_slice.PrioritizedSliceSampler  # torchrl ships no types for it
 
@@ -55,6 +55,8 @@ SCHEMA_VERSION = 1
 DIGEST_FIELD = "_sha256"
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _RLG003 = "RLG003 tensor-in-json"
+# The max priority and its index, both present or both absent.
+_MaxPriority = tuple[torch.Tensor, torch.Tensor] | tuple[None, None]
 
 
 class PrioritizedSampler(_Stock):
@@ -63,6 +65,9 @@ class PrioritizedSampler(_Stock):
     It falls back to pure-PyTorch segment trees where torchrl's compiled extension does not
     load, and its state round trip is plain JSON, type-preserving, validated and atomic.
     """
+
+    # torchrl's property (untyped there): reads as a (value, index) pair, accepts None.
+    _max_priority: Any
 
     def _init(self) -> None:
         suffix = {torch.float32: "Fp32", torch.float64: "Fp64"}.get(self.dtype)
@@ -194,7 +199,7 @@ class _State:
     alpha: float
     beta: float
     eps: float
-    max_priority: tuple[torch.Tensor | None, torch.Tensor | None]
+    max_priority: _MaxPriority
     sum_leaves: torch.Tensor
     min_leaves: torch.Tensor
 
@@ -232,7 +237,8 @@ class _State:
         cls, sampler: _Stock, fields: _Fields, leaves: list[torch.Tensor], wheres: list[str], written: str | None
     ) -> _State:
         alpha, beta, eps = (fields.number(name) for name in ("_alpha", "_beta", "_eps"))
-        sum_leaves, min_leaves = _checked_leaves(sampler.dtype, *leaves, *wheres, written)
+        (sum_in, min_in), (sum_where, min_where) = leaves, wheres  # one of each per tree in TREE_FILES
+        sum_leaves, min_leaves = _checked_leaves(sampler.dtype, sum_in, min_in, sum_where, min_where, written)
         max_priority = fields.max_priority(sampler._max_capacity, sampler.dtype, sum_leaves)
         recompute = fields.version() < 1 and sampler._max_priority_within_buffer
         if recompute and max_priority[0] is not None and alpha != 0:
@@ -304,7 +310,7 @@ class _Fields:
 
     def max_priority(
         self, capacity: int, dtype: torch.dtype, sum_leaves: torch.Tensor
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    ) -> _MaxPriority:
         raw = self.require("_max_priority")
         if raw is None:
             return (None, None)
@@ -451,7 +457,7 @@ def _checked_leaves(
     return sum_leaves.to(dtype), torch.where(empty, identity, min_leaves).to(dtype)
 
 
-def _raw_max(sum_leaves: torch.Tensor, alpha: float, eps: float) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+def _raw_max(sum_leaves: torch.Tensor, alpha: float, eps: float) -> _MaxPriority:
     """torchrl's recompute for pre-schema states: invert (p + eps) ** alpha at the tree's max."""
     value, index = sum_leaves.max(0)
     if value <= 0:
@@ -464,9 +470,9 @@ def _commit(sampler: _Stock, state: _State) -> None:
     sum_tree = _filled_like(sampler._sum_tree, state.sum_leaves)
     min_tree = _filled_like(sampler._min_tree, state.min_leaves)
     sampler._alpha, sampler._beta, sampler._eps = state.alpha, state.beta, state.eps
-    value, index = state.max_priority
+    pair = state.max_priority
     device = sampler.device
-    sampler._max_priority = None if value is None else (value.to(device), index.to(device))
+    sampler._max_priority = None if pair[0] is None else (pair[0].to(device), pair[1].to(device))
     sampler._sum_tree, sampler._min_tree = sum_tree, min_tree
 
 
