@@ -95,12 +95,18 @@ def left_patched(before: dict[tuple[int, str], Any]) -> list[str]:
 _VIEWS = {"aten::slice", "aten::view", "aten::reshape", "aten::_reshape_alias", "aten::as_strided", "aten::select"}
 
 
+def tree_values(tree: Any, capacity: int) -> torch.Tensor:
+    """A segment tree's leaves through the interface both rlguard's trees and torchrl's compiled ones
+    have, so the same test runs where the extension loads."""
+    return torch.as_tensor(tree[torch.arange(capacity)])
+
+
 def largest_op(action: Any, *trees: Any) -> int:
     """The most elements an aten op worked on while ``action`` ran: its largest input, not
     counting views (they copy nothing) nor the levels of ``trees``, which ops write into at
     given indices or reduce a slice of. Past torch's parallel grain an op wakes the intra-op
     threads, so this says whether a call can collapse on a busy machine, without timing it."""
-    exempt = {level.numel() for tree in trees for level in tree._levels}
+    exempt = {level.numel() for tree in trees for level in getattr(tree, "_levels", ())}  # compiled trees: none
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profile:
         action()
     sizes = [

@@ -22,6 +22,8 @@ import torch
 from tensordict import TensorDict
 from torchrl.data import LazyTensorStorage
 
+from rlguard_runtime_helpers import tree_values
+
 from rlguard.runtime import RLGuardError, RLGuardWarning
 from rlguard.runtime.buffer import TensorDictReplayBuffer
 from rlguard.runtime.sampler import PrioritizedSampler
@@ -97,7 +99,7 @@ def sampler(alpha: float = 0.7, seed: int = 3) -> PrioritizedSampler:
 
 
 def sampler_state(loaded: PrioritizedSampler) -> tuple[Any, ...]:
-    return (loaded._alpha, float(loaded._max_priority[0]), tuple(loaded._sum_tree.leaves().tolist()))
+    return (loaded._alpha, float(loaded._max_priority[0]), tuple(tree_values(loaded._sum_tree, loaded._max_capacity).tolist()))
 
 
 def test_a_sampler_dump_killed_at_every_write_never_loads_a_mixture(tmp_path: Path) -> None:
@@ -144,7 +146,7 @@ def filled_buffer(count: int, seed: int) -> TensorDictReplayBuffer:
 
 def buffer_state(made: TensorDictReplayBuffer) -> tuple[Any, ...]:
     observations = tuple(made.storage[: len(made)]["obs"].tolist()) if len(made) else ()
-    return (len(made), observations, made.writer._cursor, tuple(made.sampler._sum_tree.leaves().tolist()))
+    return (len(made), observations, made.writer._cursor, tuple(tree_values(made.sampler._sum_tree, made.sampler._max_capacity).tolist()))
 
 
 def test_a_buffer_dump_killed_at_every_write_loads_old_or_new(tmp_path: Path) -> None:

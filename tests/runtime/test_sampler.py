@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 import torchrl
-from rlguard_runtime_helpers import largest_op, only
+from rlguard_runtime_helpers import largest_op, only, tree_values
 from tensordict import TensorDict
 from torchrl.data import (
     LazyTensorStorage,
@@ -311,7 +311,7 @@ def test_rlguard_slice_sampler_needs_no_install(tmp_path: Path) -> None:
         warnings.simplefilter("ignore", RLGuardWarning)
         loaded = RLGuardSliceSampler(max_capacity=40, alpha=0.7, beta=0.5, num_slices=2, traj_key="episode")
     loaded.loads(tmp_path)
-    assert torch.equal(loaded._sum_tree.leaves(), sampler._sum_tree.leaves())
+    assert torch.equal(tree_values(loaded._sum_tree, 40), tree_values(sampler._sum_tree, 40))
 
 
 def test_a_large_update_stays_under_the_parallel_grain_with_torchrl_semantics() -> None:
@@ -331,7 +331,7 @@ def test_a_large_update_stays_under_the_parallel_grain_with_torchrl_semantics() 
     StockSampler.update_priority(whole, index[keep], priority[keep])  # torchrl's own, unchunked
     # pow's vectorised and scalar paths may round one ulp apart, and deduplicating moved elements.
     for tree in ("_sum_tree", "_min_tree"):
-        mine, theirs = getattr(chunked, tree).leaves(), getattr(whole, tree).leaves()
+        mine, theirs = tree_values(getattr(chunked, tree), capacity), tree_values(getattr(whole, tree), capacity)
         assert torch.equal(mine == 0, theirs == 0) and torch.allclose(mine, theirs, rtol=1e-6, atol=0)
     assert torch.equal(chunked._max_priority[0], whole._max_priority[0])
     chunked.update_priority(index[:5], 2.0)  # a scalar and a small batch go to torchrl whole
