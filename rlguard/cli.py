@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from rlguard import __version__
 
@@ -17,7 +18,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep one line, no usage dump
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep one line, no usage dump
         raise UsageError(f"{self.prog}: {message}")
 
 

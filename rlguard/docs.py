@@ -60,7 +60,7 @@ def rule_page(rule: type[Rule]) -> str:
         f"# {rule.code} {rule.name}\n",
         f"{rule.summary}.\n" if not rule.summary.endswith(".") else f"{rule.summary}\n",
         "## What it does\n",
-        rule.what.strip() + "\n" if getattr(rule, "what", None) else rule.summary + ".\n",
+        rule.what.strip() + "\n" if rule.what else rule.summary + ".\n",
         "## Why is this bad?\n",
         rule.why.strip() + "\n",
         "## Example\n",

@@ -145,9 +145,9 @@ def _read_module(source: str, module: str, is_package: bool, package: str) -> Mo
                     facts.stars.append(origin)
                 else:
                     facts.names[alias.asname or alias.name] = (origin, alias.name)
-        elif isinstance(statement, ast.Assign) and _module_alias(statement, module) is not None:
-            alias, target = _module_alias(statement, module)  # type: ignore[misc]
-            facts.module_aliases[alias] = target
+        elif isinstance(statement, ast.Assign) and (module_alias := _module_alias(statement, module)) is not None:
+            name, target = module_alias
+            facts.module_aliases[name] = target
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
                 isinstance(statement.targets[0], ast.Name):
             name = statement.targets[0].id

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
@@ -76,7 +76,7 @@ class FileContext:
         module: str,
         is_package: bool,
         target: tuple[int, ...],
-        options: dict[str, dict[str, Any]],
+        options: Mapping[str, Mapping[str, Any]],
         index: ProjectIndex | None = None,
     ) -> None:
         self.path = path
@@ -322,11 +322,11 @@ class FileContext:
             bindings = self.scopes[-1].bindings
             bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            positional = value is not None and not has_starred(target.elements)
+            unpacked = None if has_starred(target.elements) else value  # a starred target shifts positions
             for position, element in enumerate(target.elements):
                 self.bind_opaque(element.value)
-                if positional and isinstance(element.value, cst.Name):
-                    self.scopes[-1].bindings[element.value.value].unpacked = (value, position)
+                if unpacked is not None and isinstance(element.value, cst.Name):
+                    self.scopes[-1].bindings[element.value.value].unpacked = (unpacked, position)
         elif value is not None:
             attr = self.is_self_attr(target)
             if attr is not None:

@@ -72,15 +72,20 @@ class Finding:
     cell: int | None = None  # in a notebook: the cell, and ``span`` counts lines within it
 
     @property
+    def located(self) -> Span:
+        """The span of a located finding; every finding is located before it is reported or sorted."""
+        assert self.span is not None, "findings are located before they are reported"
+        return self.span
+
+    @property
     def location(self) -> str:
         """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
-        assert self.span is not None, "findings are located before they are reported"
         cell = f"cell {self.cell}:" if self.cell is not None else ""
-        return f"{self.path}:{cell}{self.span.line}:{self.span.column}"
+        return f"{self.path}:{cell}{self.located.line}:{self.located.column}"
 
     @property
     def line(self) -> int:
-        return self.span.line
+        return self.located.line
 
     @property
     def full_message(self) -> str:
@@ -88,7 +93,7 @@ class Finding:
         return f"{self.message}; {self.remedy}" if self.remedy else self.message
 
     def sort_key(self) -> tuple:
-        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code, self.message)
+        return (self.path, self.cell or 0, self.located.line, self.located.column, self.code, self.message)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]  # one line: what it does
+    what: ClassVar[str] = ""  # markdown: what it does, at length; the docs fall back on the summary
     why: ClassVar[str]  # markdown: why is this bad
     fix_doc: ClassVar[str]  # markdown: the fix and its safety
     options: ClassVar[tuple[Option, ...]] = ()

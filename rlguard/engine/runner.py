@@ -9,6 +9,7 @@ import functools
 import os
 from dataclasses import dataclass, field, replace
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rlguard import notebook
 from rlguard.config import Config
@@ -183,7 +184,7 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
     return index
 
 
-def resolve(pending: PendingFinding, index: ProjectIndex, options: dict) -> Finding | None:
+def resolve(pending: PendingFinding, index: ProjectIndex, options: Mapping[str, Mapping[str, Any]]) -> Finding | None:
     """A pending finding stands if it has no requirement or one of them holds."""
     finding = pending.finding
     if not pending.requires:

@@ -11,12 +11,15 @@ import dataclasses
 import functools
 import typing
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.context import FileContext
 
-Handler = Callable[["cst.CSTNode"], None]
+# A handler takes the node type it is registered under in a dispatch table; that pairing of key and
+# parameter type cannot be spelled in the table's type, so the parameter is Any.
+Handler = Callable[[Any], None]
 
 _NON_CODE_FIELDS = frozenset(
     {
@@ -103,8 +106,8 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def ann_assign(node: cst.AnnAssign) -> None:
         ctx.bind(node.target, node.value, node.annotation.annotation)
 
-    def opaque_target(node: cst.CSTNode) -> None:
-        ctx.bind_opaque(node.target)  # type: ignore[attr-defined]
+    def opaque_target(node: cst.CompFor | cst.AugAssign) -> None:
+        ctx.bind_opaque(node.target)
 
     def for_loop(node: cst.For) -> None:
         ctx.bind_opaque(node.target)
@@ -122,11 +125,11 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
 
     def with_item(node: cst.WithItem) -> None:
         if node.asname is not None:
-            ctx.bind_opaque(node.asname.name)  # type: ignore[arg-type]
+            ctx.bind_opaque(node.asname.name)
 
     def except_handler(node: cst.ExceptHandler) -> None:
         if node.name is not None:
-            ctx.bind_opaque(node.name.name)  # type: ignore[arg-type]
+            ctx.bind_opaque(node.name.name)
 
     def named_expr(node: cst.NamedExpr) -> None:
         ctx.bind(node.target, node.value)
@@ -154,4 +157,4 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.AugAssign: [opaque_target],
         cst.NamedExpr: [named_expr],
     }
-    return visits, leaves  # type: ignore[return-value]
+    return visits, leaves

@@ -623,9 +623,9 @@ def forward_references(annotation: cst.BaseExpression) -> list[ForwardReference]
         elif isinstance(node, cst.Subscript):
             origin = (dotted_name(node.value) or "").rpartition(".")[2]
             if origin != "Literal":
-                for position, element in enumerate(node.slice):
-                    if isinstance(element.slice, cst.Index):
-                        walk(element.slice.value, not (origin == "Annotated" and position > 0))
+                for position, subscript in enumerate(node.slice):
+                    if isinstance(subscript.slice, cst.Index):
+                        walk(subscript.slice.value, not (origin == "Annotated" and position > 0))
         elif isinstance(node, cst.BinaryOperation):  # X | "Y"
             walk(node.left, True)
             walk(node.right, True)

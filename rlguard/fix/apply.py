@@ -18,7 +18,7 @@ def _replace() -> Callable[[dict[int, Edit]], cst.CSTTransformer]:
             super().__init__()
             self._edits = edits
 
-        def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        def on_leave(self, original_node, updated_node):
             edit = self._edits.get(id(original_node))
             return edit.new if edit is not None else updated_node
 
@@ -62,7 +62,7 @@ def add_imports(module: cst.Module, imports: Iterable[tuple[str, str]]) -> cst.M
 
 
 def _top_level_from_imports(module: cst.Module) -> set[tuple[str, str]]:
-    found = set()
+    found: set[tuple[str, str]] = set()
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
@@ -73,7 +73,7 @@ def _top_level_from_imports(module: cst.Module) -> set[tuple[str, str]]:
     return found
 
 
-def _insert_position(body: list[cst.BaseStatement]) -> int:
+def _insert_position(body: Sequence[cst.BaseStatement]) -> int:
     """After a docstring, ``__future__`` imports and the leading block of imports."""
     position = 0
     for index, statement in enumerate(body):

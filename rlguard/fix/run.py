@@ -9,6 +9,7 @@ from rlguard.config import Config
 from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
 from rlguard.engine.findings import Finding, Fix
 from rlguard.engine.index import ProjectIndex
+from rlguard.engine.lazy import cst
 from rlguard.engine.parse import ParseError, decode, parse
 from rlguard.engine.suppress import is_suppressed
 from rlguard.fix.apply import apply_fixes, non_overlapping
@@ -78,7 +79,7 @@ def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
         if not wanted or analysis.module is None or analysis.source is None:
             break
         chosen = non_overlapping(wanted, analysis.module)
-        new_bytes = _render(analysis, chosen)
+        new_bytes = _render(analysis.module, analysis.source.encoding, chosen)
         if new_bytes is None or not _verified(path, new_bytes, standing, chosen, request):
             failed.update(_codes_of(standing, chosen))
             continue
@@ -93,10 +94,9 @@ def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
     return outcome
 
 
-def _render(analysis: Analysis, fixes: list[Fix]) -> bytes | None:
+def _render(module: cst.Module, encoding: str, fixes: list[Fix]) -> bytes | None:
     try:
-        code = apply_fixes(analysis.module, fixes).code
-        return code.encode(analysis.source.encoding)
+        return apply_fixes(module, fixes).code.encode(encoding)
     except Exception:  # an edit libcst cannot render counts as a failed verification
         return None
 

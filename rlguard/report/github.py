@@ -18,7 +18,7 @@ def escape_property(value: str) -> str:
 
 
 def annotation(finding: Finding) -> str:
-    span = finding.span
+    span = finding.located
     properties = ",".join(
         f"{key}={escape_property(str(value))}"
         for key, value in (

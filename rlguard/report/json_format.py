@@ -8,13 +8,14 @@ from rlguard.engine.findings import Finding, Report
 
 
 def as_dict(finding: Finding) -> dict:
+    span = finding.located
     return {
         "path": finding.path,
         "cell": finding.cell,
-        "line": finding.span.line,
-        "column": finding.span.column,
-        "end_line": finding.span.end_line,
-        "end_column": finding.span.end_column,
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
         "code": finding.code,
         "name": finding.name,
         "message": finding.message,

@@ -117,7 +117,7 @@ def _fix(finding: Finding, edits: Sequence[TextEdit]) -> dict:
 
 
 def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits: Sequence[TextEdit] | None) -> dict:
-    span = finding.span
+    span = finding.located
     result = {
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import ClassVar
 
 from rlguard.engine.lazy import cst
 
@@ -30,7 +31,7 @@ def _text(version: tuple[int, ...] | None) -> str:
 class RemovedApiRule(Rule):
     """A rule over part of the removed-API table; subclasses say which part (``owns``)."""
 
-    options = (PREVIEW,)
+    options: ClassVar[tuple[Option, ...]] = (PREVIEW,)
     owns: Callable[[ApiChange], bool]
 
     def __init__(self, ctx) -> None:
@@ -140,7 +141,9 @@ class RemovedApiRule(Rule):
             if isinstance(node.value, (cst.List, cst.Tuple)):
                 for element in node.value.elements:
                     if isinstance(element.value, cst.SimpleString):
-                        self._exported.add(element.value.evaluated_value)
+                        name = element.value.evaluated_value
+                        if isinstance(name, str):  # a bytes literal exports nothing
+                            self._exported.add(name)
 
     # ----- uses -----
     def visit_Annotation(self, node: cst.Annotation) -> None:
@@ -151,7 +154,9 @@ class RemovedApiRule(Rule):
     def _check_dotted_reference(self, reference: ForwardReference) -> None:
         """``"torchrl.collectors.SyncDataCollector"``: resolved in the annotation's own scope."""
         for part in iter_nodes(reference.expression):
-            change = self._change(self.ctx.qualname(part)) if isinstance(part, cst.Attribute) else None
+            if not isinstance(part, cst.Attribute):
+                continue
+            change = self._change(self.ctx.qualname(part))
             if change is not None:
                 edits = [Edit(reference.literal, _renamed(reference, [part.attr], change.new_name or ""))] \
                     if _same_module(change) else []
@@ -297,7 +302,9 @@ def _module_expr(module: str) -> cst.Attribute | cst.Name:
 
 def _renamed(reference: ForwardReference, names: list[cst.Name], new: str) -> cst.SimpleString:
     """The annotation string with the given names (nodes of its expression) changed to ``new``."""
-    code = cst.Module([]).code_for_node(reference.expression.visit(_rename_names()(names, new)))
+    renamed = reference.expression.visit(_rename_names()(names, new))
+    assert isinstance(renamed, cst.BaseExpression), "renaming names never removes the expression"
+    code = cst.Module([]).code_for_node(renamed)
     literal = reference.literal
     return literal.with_changes(value=f"{literal.prefix}{literal.quote}{code}{literal.quote}")
 
