@@ -70,7 +70,10 @@ _FIX_PICKLE = remedy(advice.PICKLE)
 _FIX_STATEFUL = remedy(advice.STATEFUL)
 # Losses whose value estimator, not their constructor, copies the network.
 _ESTIMATOR_COPIES = frozenset({"DiscreteCQLLoss"})
-_CAUSE = "`{holder}` cannot be %s because `{member}` holds {what}, set at {where}"
+# The first line: "`{holder}` cannot be <verb> <by what>: `{member}` holds {what}". Where the member
+# is set leads the remedy line, so the first line stays short and the advice stays the runtime's text.
+_CAUSE = ": `{member}` holds {what}"
+_SET_AT = "set at {where}. "
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def _what(callee: str | None, user_types: tuple[str, ...]) -> str | None:
     if callee is None:
         return None
     if callee in user_types:
-        return f"a `{callee}` (listed in `uncopyable-types`)"
+        return f"a `{callee}` (in `uncopyable-types`)"
     return UNCOPYABLE_TYPES.get(_alias(callee))
 
 
@@ -187,9 +190,10 @@ def _returns_culprit(index: ProjectIndex, qualname: str, position: int | None, n
     if factory is None or factory.qualname in stack or len(stack) >= _MAX_DEPTH:
         return None
     inner = stack + (factory.qualname,)
-    for built in factory.returns:
+    for returned in factory.returns:
+        built: Built | None = returned
         if position is not None:
-            tuple_items = dict(built.args) if built.callee == TUPLE else {}
+            tuple_items = dict(returned.args) if returned.callee == TUPLE else {}
             built = tuple_items.get(str(position))
         found = _built_culprit(index, built, factory.path, user_types, hooks, inner) if built is not None else None
         if found is not None:
@@ -449,7 +453,7 @@ class UncopyablePolicy(Rule):
             "        self.lock = threading.Lock()\n\n\n"
             "policy = TensorDictModule(LockedNet(), in_keys=[\"observation\"], out_keys=[\"action\"])\n"
             "collector = Collector(env, policy, frames_per_batch=200, total_frames=10_000, policy_device=\"cuda:0\")\n",
-            message="`self.lock` holds a thread lock, set at line 12",
+            message="`self.lock` holds a thread lock; set at line 12",
             note="The collector deep-copies the policy to move it to `policy_device`.",
         ),
         Example(
@@ -478,7 +482,7 @@ class UncopyablePolicy(Rule):
                     "        self.camera = Camera()\n        self.head = nn.Linear(64, 4)\n"
                 ),
             },
-            message="`self.camera.lock` holds a thread lock, set at robot/camera.py:7",
+            message="`self.camera.lock` holds a thread lock; set at robot/camera.py:7",
             note="Through another class, in another file. Multi-process collectors pickle the policy: pass `policy_factory=`.",
         ),
         Example(
@@ -494,7 +498,8 @@ class UncopyablePolicy(Rule):
                     "    return TensorDictModule(net, in_keys=[\"observation\"], out_keys=[\"action\"])\n"
                 ),
             },
-            message="`LockedNet` cannot be deep-copied because `self.lock` holds a thread lock, set at robot/models.py:10",
+            message="`LockedNet` cannot be deep-copied by `Collector` to move it to `policy_device`: "
+                    "`self.lock` holds a thread lock; set at robot/models.py:10",
             note="Through a factory in another file: what a module-level function returns is followed, items of a returned tuple (`actor, critic = make_models()`) included.",
         ),
         Example(
@@ -516,7 +521,7 @@ class UncopyablePolicy(Rule):
             "        self.rig = mylab.hardware.Rig(\"/dev/ttyUSB0\")\n\n\n"
             "backup = copy.deepcopy(RigPolicy())\n",
             options={"uncopyable-types": ["mylab.hardware.Rig"]},
-            message="`self.rig` holds a `mylab.hardware.Rig` (listed in `uncopyable-types`)",
+            message="`self.rig` holds a `mylab.hardware.Rig` (in `uncopyable-types`)",
             note="Your own handle types, from `[tool.rlguard.rules.RLG001] uncopyable-types`.",
         ),
     )
@@ -591,7 +596,7 @@ class UncopyablePolicy(Rule):
         if callee == DEEPCOPY:
             arg = keyword(node, "x") or next(iter(positional(node)), None)
             if arg is not None:
-                self._flag(node, [arg.value], "`copy.deepcopy` raises here", _FIX_DEEPCOPY)
+                self._flag(node, [arg.value], "cannot be deep-copied by `copy.deepcopy`", _FIX_DEEPCOPY)
         elif callee in UNCOPYABLE_MARKERS:
             for arg in positional(node)[:1]:
                 marked = dotted_name(arg.value)
@@ -613,21 +618,21 @@ class UncopyablePolicy(Rule):
         remote = name in MULTI_PROCESS_COLLECTORS or self._remote_backend(node)
         if remote:
             if policy is not None:
-                how = f"`{name}` pickles the policy to its worker processes, which raises"
-                self._flag(node, [policy.value], how, _FIX_PICKLE, "pickled")
+                how = f"cannot be pickled to `{name}`'s workers"
+                self._flag(node, [policy.value], how, _FIX_PICKLE, pickled=True)
             return
         for device_keyword in ("policy_device", "device"):
             device = keyword(node, device_keyword)
             if device is None or is_none(self.ctx.value_of(device.value)):
                 continue
             fix = remedy(advice.DEVICE, keyword=device_keyword)
-            moved = f"to move it to `{device_keyword}` (unless all its parameters are already there), which raises"
+            how = f"cannot be deep-copied by `{name}` to move it to `{device_keyword}`"
             if policy is not None:
-                self._flag(node, [policy.value], f"`{name}` deep-copies the policy {moved}", fix)
+                self._flag(node, [policy.value], how, fix)
             else:
                 factory = keyword(node, "policy_factory")
                 if factory is not None:
-                    how = f"`{name}` deep-copies the policy that `policy_factory` builds {moved}"
+                    how = f"(built by `policy_factory`) {how}"
                     self._report_policy(node, self._factory_policies(factory.value), how, fix)
             return
 
@@ -655,9 +660,9 @@ class UncopyablePolicy(Rule):
     def _loss(self, node: cst.Call, callee: str) -> None:
         name = _short(callee)
         if self.ctx.target < ALL_LOSSES_COPY_BEFORE:
-            how = f"before torchrl 0.5 every loss deep-copies its networks (`convert_to_functional`), so `{name}` raises"
+            how = f"cannot be deep-copied by `{name}` (every loss in torchrl < 0.5)"
         elif name in DEEPCOPYING_LOSSES:
-            how = f"`{name}` deep-copies the networks it is given, which raises"
+            how = f"cannot be deep-copied by `{name}`, which copies its networks"
         else:
             return
         fix = remedy(advice.ESTIMATOR if name in _ESTIMATOR_COPIES else advice.LOSS)
@@ -673,29 +678,32 @@ class UncopyablePolicy(Rule):
         if has_star_kwargs(node):
             return
         loss = self.ctx.value_of(receiver)
-        callee = self.ctx.callee(loss) if isinstance(loss, cst.Call) else None
+        if not isinstance(loss, cst.Call):
+            return
+        callee = self.ctx.callee(loss)
         if callee is None or not is_torchrl_loss(callee):
             return
         first = next(iter(positional(node)), None) or keyword(node, "network_name")
         if first is None or not isinstance(first.value, cst.SimpleString):
             return  # which network is copied is unknown
         network = first.value.evaluated_value
-        how = "`get_stateful_net` deep-copies the network unless `copy=False`, which raises"
+        how = "cannot be deep-copied by `get_stateful_net` (it copies unless `copy=False`)"
         if isinstance(network, str):
             self._flag(node, _loss_networks(loss, _short(callee), network), how, _FIX_STATEFUL)
 
     def _flag(self, node: cst.Call, values: list[cst.BaseExpression], how: str, remedies: str,
-              verb: str = "deep-copied") -> None:
+              pickled: bool = False) -> None:
         """Report ``node`` if one of ``values`` turns out to be an uncopyable policy."""
-        self._report_policy(node, [r for value in values for r in self._policies(value)], how, remedies, verb)
+        self._report_policy(node, [r for value in values for r in self._policies(value)], how, remedies, pickled)
 
     def _report_policy(self, node: cst.Call, found: list[PolicyRequirement], how: str, remedies: str,
-                       verb: str = "deep-copied") -> None:
-        if verb == "pickled":  # a ``__deepcopy__`` does not help a class that is pickled
+                       pickled: bool = False) -> None:
+        """``how`` follows the holder's name: what cannot copy it (``cannot be pickled to ...``)."""
+        if pickled:  # a ``__deepcopy__`` does not help a class that is pickled
             found = [dataclasses.replace(r, pickled=True) for r in found]
         requirements = tuple(dict.fromkeys(found))
         if requirements:
-            self.report(node, f"{how}: {_CAUSE % verb}", remedy=remedies, requires=requirements)
+            self.report(node, "`{holder}` " + how + _CAUSE, remedy=_SET_AT + remedies, requires=requirements)
 
     # ----- what an expression may be an instance of -----
     def _policies(self, expr: cst.BaseExpression, depth: int = 0,

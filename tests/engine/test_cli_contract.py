@@ -231,7 +231,7 @@ def test_cross_file_references_use_the_report_base(tree):
     tree.write("robot/models.py", "import threading\n\n\nclass LockedNet:\n    def __init__(self):\n"
                                   "        self.lock = threading.Lock()\n")
     tree.write("train/run.py", "import copy\n\nfrom robot.models import LockedNet\n\ncopy.deepcopy(LockedNet())\n")
-    [line] = [x for x in tree.run("check", "--no-cache", "--output-format", "concise", ".").stdout.splitlines() if "RLG001" in x]
+    [line] = [x for x in tree.run("check", "--no-cache", "--output-format", "full", ".").stdout.splitlines() if "RLG001" in x]
     assert line.startswith("train/run.py:5:1: RLG001") and "set at robot/models.py:6" in line
 
 

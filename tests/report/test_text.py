@@ -21,10 +21,7 @@ def _findings(rule) -> list[Finding]:
     return found
 
 
-# RLG001's texts are being rewritten (issue 16, advice that fixes); its long "how the copy happens"
-# prefix keeps it over the limit until then. strict: this fails once it fits, to drop the mark.
-@pytest.mark.parametrize("rule", [pytest.param(r, marks=pytest.mark.xfail(strict=True, reason="RLG001 texts pending"))
-                                  if r.code == "RLG001" else r for r in RULES], ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
 def test_first_lines_are_short_and_every_finding_has_a_remedy(rule):
     found = _findings(rule)
     assert found, f"{rule.code}: its invalid examples report nothing"

@@ -136,8 +136,8 @@ def test_a_factory_in_another_file_is_followed(policy):
         policy = {policy}
         collector = Collector(env, policy, frames_per_batch=8, policy_device="cuda:0")
     """)
-    assert f"`LockedNet` cannot be deep-copied because `self.lock` holds a thread lock, set at models.py:{LOCK_LINE}" \
-        in finding.full_message
+    assert (f"`LockedNet` cannot be deep-copied by `Collector` to move it to `policy_device`: `self.lock` holds a thread lock; "
+            f"set at models.py:{LOCK_LINE}") in finding.full_message
 
 
 @pytest.mark.parametrize(
@@ -188,7 +188,8 @@ def test_factories_returning_several_models(unpacking, policy, expected):
     """)
     assert len(found) == expected
     if expected:
-        assert "`LockedNet` cannot be deep-copied because `self.lock` holds a thread lock" in found[0].full_message
+        assert "`LockedNet` cannot be deep-copied by `Collector` to move it to `policy_device`: `self.lock` holds a thread lock" \
+            in found[0].full_message
 
 
 def test_multi_process_collector_given_an_unpacked_actor_is_flagged_for_pickling():
@@ -199,7 +200,7 @@ def test_multi_process_collector_given_an_unpacked_actor_is_flagged_for_pickling
         actor, critic = make_models()
         collector = MultiSyncCollector([make_env] * 2, actor, frames_per_batch=8)
     """)
-    assert "cannot be pickled" in finding.full_message
+    assert "`LockedNet` cannot be pickled to `MultiSyncCollector`'s workers" in finding.full_message
 
 
 def test_a_factory_of_the_same_file_is_followed_wherever_it_is_defined():
@@ -223,7 +224,7 @@ def test_a_factory_of_the_same_file_is_followed_wherever_it_is_defined():
                 self.lock = threading.Lock()
     """
     [finding] = findings(code)
-    assert finding.line == 8 and "`Locked` cannot be deep-copied" in finding.full_message
+    assert finding.line == 8 and "`Locked` cannot be deep-copied by `Collector`" in finding.full_message
 
 
 def test_a_nested_function_of_the_same_name_is_not_the_factory():
@@ -253,7 +254,7 @@ def test_policy_factory_from_another_file(factory):
 
         collector = Collector(env, policy_factory={factory}, frames_per_batch=8, policy_device="cuda:0")
     """)
-    assert "deep-copies the policy that `policy_factory` builds" in finding.full_message
+    assert "(built by `policy_factory`) cannot be deep-copied by `Collector` to move it to `policy_device`" in finding.full_message
 
 
 def test_factories_calling_each_other_in_a_cycle_end():

@@ -126,7 +126,7 @@ def test_policy_factory_does_not_avoid_the_single_process_copy(tmp_path):
     """The message says so: a Collector moves the factory's policy to policy_device by deep-copying it too."""
     code = FACTORY.format(extra=', policy_device="cpu:0"')
     [finding] = _rlg001(code)
-    assert "deep-copies the policy that `policy_factory` builds" in finding.full_message
+    assert "(built by `policy_factory`) cannot be deep-copied by `Collector` to move it to `policy_device`" in finding.full_message
     with pytest.raises(TypeError, match="cannot pickle"):
         _run(tmp_path, code)
 
@@ -205,7 +205,7 @@ loss = DQNLoss(qnet, action_space="one-hot")
 
     copying = base + 'net = loss.get_stateful_net("value_network")\n'
     [finding] = _rlg001(copying)
-    assert "`get_stateful_net` deep-copies" in finding.full_message
+    assert "cannot be deep-copied by `get_stateful_net` (it copies unless `copy=False`)" in finding.full_message
     with pytest.raises(TypeError, match="cannot pickle"):
         _run(tmp_path, copying)
 

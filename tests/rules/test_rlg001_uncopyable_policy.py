@@ -66,7 +66,7 @@ def lines(code: str, **kwargs) -> list[int]:
 def test_deepcopy_of_an_uncopyable_module(use):
     messages = flagged(LOCKED + use)
     assert len(messages) == 1
-    assert f"`LockedNet` cannot be deep-copied because `self.lock` holds a thread lock, set at line {LOCK_LINE}" in messages[0]
+    assert f"`LockedNet` cannot be deep-copied by `copy.deepcopy`: `self.lock` holds a thread lock; set at line {LOCK_LINE}" in messages[0]
     # Both ways out that work for copy.deepcopy; the marker does not (nothing makes deepcopy read it).
     assert "give `LockedNet` a `__deepcopy__`" in messages[0] and "build a new policy" in messages[0]
     assert "@rlguard.runtime.uncopyable" not in messages[0] and "policy_factory" not in messages[0]
@@ -183,7 +183,7 @@ class Replay(nn.Module):
 
 copy.deepcopy(Replay([]))
 """
-    assert ["`self.stream` holds a generator, set at line 9"] == [m[m.index("`self.stream`"):m.index("line 9") + 6] for m in flagged(code)]
+    assert ["`self.stream` holds a generator; set at line 9"] == [m[m.index("`self.stream`"):m.index("line 9") + 6] for m in flagged(code)]
 
 
 @pytest.mark.parametrize(
@@ -282,7 +282,7 @@ copy.deepcopy(GraspPolicy())
 """
     assert flagged(code) == []
     messages = flagged(code, options={"RLG001": {"uncopyable-types": ["mylab.hardware.Gripper"]}})
-    assert len(messages) == 1 and "a `mylab.hardware.Gripper` (listed in `uncopyable-types`), set at line 9" in messages[0]
+    assert len(messages) == 1 and "a `mylab.hardware.Gripper` (in `uncopyable-types`); set at line 9" in messages[0]
 
 
 # ----- classes: hooks, bases, markers, nesting -----
@@ -345,7 +345,7 @@ import copy
 copy.deepcopy(Policy())
 """
     messages = flagged(code)
-    assert len(messages) == 1 and "`Policy` cannot be deep-copied because `self.lock` holds a thread lock" in messages[0]
+    assert len(messages) == 1 and "`Policy` cannot be deep-copied by `copy.deepcopy`: `self.lock` holds a thread lock" in messages[0]
 
 
 @pytest.mark.parametrize(
@@ -445,7 +445,7 @@ copy.deepcopy(CameraPolicy())
 """
     messages = flagged(code)
     assert len(messages) == 1
-    assert "`CameraPolicy` cannot be deep-copied because `self.camera.buffer.ready` holds a thread event, set at line 8" in messages[0]
+    assert "`CameraPolicy` cannot be deep-copied by `copy.deepcopy`: `self.camera.buffer.ready` holds a thread event; set at line 8" in messages[0]
 
 
 def test_cyclic_classes_terminate():
@@ -593,10 +593,9 @@ def test_collectors_that_copy_or_pickle_the_policy(name, args):
     messages = flagged(COLLECTOR.format(name=name, args=args))
     assert len(messages) == 1
     if "device" in args and "backend" not in args:
-        assert "deep-copies the policy to move it to" in messages[0]
+        assert "`LockedNet` cannot be deep-copied by `Collector` to move it to `" in messages[0]
     else:
-        assert "pickles the policy to its worker processes" in messages[0]
-        assert "cannot be pickled" in messages[0]
+        assert f"`LockedNet` cannot be pickled to `{name}`'s workers: `self.lock` holds" in messages[0]
         assert messages[0].index("policy_factory=") < messages[0].index("__getstate__")
 
 
@@ -666,7 +665,9 @@ loss_module = {call}
 )
 def test_losses_that_deep_copy(imports, call):
     messages = flagged(LOSS.format(imports=imports, call=call))
-    assert len(messages) == 1 and "deep-copies the networks it is given" in messages[0]
+    loss = call.split("(")[0].split(".")[-1]
+    assert len(messages) == 1
+    assert f"`LockedNet` cannot be deep-copied by `{loss}`, which copies its networks: `self.lock` holds" in messages[0]
 
 
 @pytest.mark.parametrize(
@@ -695,7 +696,8 @@ def test_losses_that_keep_their_networks(imports, call):
 def test_every_loss_deep_copied_before_0_5(imports, call):
     code = LOSS.format(imports=imports, call=call)
     messages = flagged(code, target="0.4")
-    assert len(messages) == 1 and "before torchrl 0.5" in messages[0]
+    loss = call.split("(")[0].split(".")[-1]
+    assert len(messages) == 1 and f"deep-copied by `{loss}` (every loss in torchrl < 0.5)" in messages[0]
     assert flagged(code, target="0.5") == []
 
 
@@ -716,7 +718,7 @@ def test_get_stateful_net(call, expected):
     messages = flagged(code)
     assert len(messages) == expected
     if expected:
-        assert "`get_stateful_net` deep-copies the network unless `copy=False`" in messages[0]
+        assert "cannot be deep-copied by `get_stateful_net` (it copies unless `copy=False`)" in messages[0]
 
 
 def test_get_stateful_net_names_the_network():
@@ -767,7 +769,8 @@ collector = MultiSyncCollector([make_env] * 2, policy, frames_per_batch=100)
 """
     messages = flagged(code, extra_files=PROJECT)
     assert len(messages) == 1
-    assert "`CameraPolicy` cannot be pickled because `self.camera.frame_lock` holds a thread lock, set at robot/camera.py:7" in messages[0]
+    assert ("`CameraPolicy` cannot be pickled to `MultiSyncCollector`'s workers: `self.camera.frame_lock` holds a thread lock; "
+            "set at robot/camera.py:7") in messages[0]
 
 
 def test_project_classes_that_copy_fine():
@@ -791,7 +794,7 @@ def test_project_file_that_no_rule_needs_still_gives_a_line():
     }
     code = "import copy\nfrom robot.camera import Camera\n\nclass P:\n    def __init__(self):\n        self.cam = Camera()\n\ncopy.deepcopy(P())\n"
     messages = flagged(code, extra_files=files)
-    assert len(messages) == 1 and "`self.cam.lock` holds a thread lock, set at robot/camera.py:6" in messages[0]
+    assert len(messages) == 1 and "`self.cam.lock` holds a thread lock; set at robot/camera.py:6" in messages[0]
 
 
 def test_a_copy_hook_defined_in_another_file():
@@ -853,7 +856,7 @@ def test_policy_factories(call, expected):
     messages = flagged(FACTORY.format(call=call))
     assert len(messages) == expected
     if expected:
-        assert "deep-copies the policy that `policy_factory` builds" in messages[0]
+        assert "(built by `policy_factory`) cannot be deep-copied by `Collector` to move it to" in messages[0]
         assert "`policy_factory=` does not avoid this copy" in messages[0]
 
 
@@ -893,7 +896,7 @@ single = Collector(env, LockedNet(), frames_per_batch=64, policy_device="cuda")
 multi = MultiSyncCollector([make_env] * 2, LockedNet(), frames_per_batch=64)
 """
     messages = flagged(code)
-    assert len(messages) == 1 and "`MultiSyncCollector` pickles the policy" in messages[0]
+    assert len(messages) == 1 and "cannot be pickled to `MultiSyncCollector`'s workers" in messages[0]
     pickled = code.replace("def __deepcopy__(self, memo):", "def __getstate__(self):")
     assert flagged(pickled) == []
 
@@ -935,7 +938,7 @@ class Policy(nn.Module):
 copy.deepcopy(Policy())
 """
     messages = flagged(code)
-    assert len(messages) == 1 and "`self.lock` holds a thread lock, set at line 11" in messages[0]
+    assert len(messages) == 1 and "`self.lock` holds a thread lock; set at line 11" in messages[0]
 
 
 def test_location_with_an_annotation_and_another_self_name():
@@ -954,7 +957,7 @@ class Policy(nn.Module):
 copy.deepcopy(Policy())
 """
     messages = flagged(code)
-    assert len(messages) == 1 and "`self.inbox` holds a thread queue, set at line 9" in messages[0]
+    assert len(messages) == 1 and "`self.inbox` holds a thread queue; set at line 9" in messages[0]
 
 
 def test_location_in_the_right_class_when_two_classes_set_the_same_member():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import re
 import sys
 import textwrap
 import warnings
@@ -82,8 +83,10 @@ def spawn() -> Iterator[None]:
 
 def lint_remedy(source: str) -> str:
     [finding] = [f for f in check_source(source, select=["RLG001"]) if f.code == "RLG001"]
-    assert finding.remedy.startswith("To fix it,")  # the remedy is the finding's second line
-    return finding.remedy
+    # The remedy is the finding's second line: where the member is set, then the advice.
+    where, advice_text = finding.remedy.split(". To fix it,", 1)
+    assert re.fullmatch(r"set at line \d+", where), finding.remedy
+    return "To fix it," + advice_text
 
 
 def runtime_remedy(source: str, folder: Path, name: str) -> str:
