@@ -731,9 +731,9 @@ class _Planner:
             f"`with {METHOD}(True):`, and rlguard cannot tell which do.",
             tuple(edits),
         )
+        opener.howto = HOW_REMOVE
         for cand in [opener] if closing is None else [opener, closing]:
             cand.fix = fix
-            cand.howto = HOW_REMOVE
             consumed.add(id(cand))
 
     def _statement(self, cand: _Candidate) -> cst.SimpleStatementLine:
