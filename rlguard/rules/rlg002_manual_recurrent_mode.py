@@ -732,6 +732,8 @@ class _Planner:
             tuple(edits),
         )
         opener.howto = HOW_REMOVE
+        if closing is not None:
+            closing.howto = HOW_FALSE
         for cand in [opener] if closing is None else [opener, closing]:
             cand.fix = fix
             consumed.add(id(cand))
