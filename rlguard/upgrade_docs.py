@@ -41,8 +41,9 @@ table at the end of this page is generated from the released wheels, not written
 - A moved name imported in one statement with other names: the message says which module to import it from.
 - Unsafe entries: the fix renames, and the message (the table's *note*) says what else to change, such as
   `dtype=torch.int64` for `UnboundedDiscreteTensorSpec`.
-- `module.set_recurrent_mode(True)` is [RLG002](rules/RLG002.md)'s: its fix is offered only where it is
-  proven safe; the value form leaves a comment that says what to check.
+- `module.set_recurrent_mode(True)` is [RLG002](rules/RLG002.md)'s: both of its fixes are unsafe and leave a
+  comment that says what to check (a bare statement did nothing before 0.8 and is removed; a used value becomes
+  the module itself); neither wraps calls in `with set_recurrent_mode(True):`, which raises on single steps.
 
 ## How the table is made
 

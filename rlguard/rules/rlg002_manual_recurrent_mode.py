@@ -11,7 +11,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
-from rlguard.engine.names import dotted_name, module_of_import_from
+from rlguard.engine.names import dotted_name
 from rlguard.engine.traversal import children, iter_nodes
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
@@ -29,9 +29,6 @@ from rlguard.engine.types import method_call
 
 METHOD = "set_recurrent_mode"
 RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
-CM_MODULE = "torchrl.modules"
-# Used when the file binds ``set_recurrent_mode`` to something else than torchrl's context manager.
-FALLBACK_ALIAS = "torchrl_set_recurrent_mode"
 
 Block: TypeAlias = "cst.IndentedBlock | cst.Module"
 
@@ -73,7 +70,9 @@ class RecurrentSuper(Requirement):
 
     qualname: str
 
-HOW_WRAP = "run the code that needs whole-sequence mode inside `with set_recurrent_mode(True):` (from torchrl.modules)"
+HOW_REMOVE = ("delete the call: before torchrl 0.8 it returned a recurrent copy and left `{recv}` unchanged, so it did "
+              "nothing; if whole sequences were meant, run those calls inside `with set_recurrent_mode(True):` "
+              "(from torchrl.modules)")
 HOW_VALUE = ("use `{recv}` itself and call it inside `with set_recurrent_mode(True):` (from torchrl.modules) where it "
              "must process whole sequences; torchrl losses already run in that mode")
 HOW_MANUAL = HOW_VALUE + ", or build the module with `default_recurrent_mode=True`"
@@ -120,20 +119,17 @@ class ManualRecurrentMode(Rule):
         "`lstm.set_recurrent_mode(True)` statement silently did nothing even on old versions."
     )
     fix_doc = (
-        "**Statement form, safe.** A bare statement `m.set_recurrent_mode(True)` (or `()`, or "
-        "`mode=True`) is removed, and the statements that follow it in the same block are wrapped in "
-        "`with set_recurrent_mode(True):`. The wrapped statements end before the first later bare "
-        "statement `m.set_recurrent_mode(False)` on the same receiver in that block, which is removed "
-        "too; without one, everything up to the end of the block (function body, loop body, or "
-        "module) is wrapped, and a later bare `m.set_recurrent_mode(...)` call on the same receiver "
-        "ends the wrapped statements without being removed. Several consecutive `set_recurrent_mode(True)` "
-        "statements on different receivers open one block together, and their consecutive "
-        "`set_recurrent_mode(False)` statements close it. Comments and blank lines stay: those of the "
-        "removed `False` call move to the next statement. No fix is offered when nothing that calls "
-        "anything would be wrapped (for instance `m.set_recurrent_mode(True)` then `return m`): the "
-        "intent is then a recurrent module, which `default_recurrent_mode=True` expresses; nor when "
-        "the wrapped statements `yield`: the mode would stay on in the generator's consumer while it "
-        "is suspended.\n\n"
+        "**Statement form, unsafe.** A bare statement `m.set_recurrent_mode(True)` (or `()`, or "
+        "`mode=True`) is removed, with the first later bare `m.set_recurrent_mode(...)` on the same receiver "
+        "in that block when it is `m.set_recurrent_mode(False)`, and a comment where the call was says what "
+        "changed and what to check. This is how the old code behaved: the method returned a recurrent copy "
+        "and left `m` unchanged, so both statements did nothing on torchrl < 0.8 (checked on the 0.6 and 0.7 "
+        "wheels). The statements in between are not wrapped in `with set_recurrent_mode(True):`: that would "
+        "change what they compute, and recurrent mode raises `ValueError` on input without a time dimension "
+        "(a single step, `env.reset()`). The fix is unsafe because the author probably meant recurrent mode, "
+        "which the code never had: only a person can tell which calls pass whole sequences. No fix is offered "
+        "when the call is the last statement of its block (removing it would leave the block empty); a matching "
+        "`False` call that ends its block with a comment of its own is left, with its own finding.\n\n"
         "**Value form, unsafe.** `x = m.set_recurrent_mode(True)` or `Seq(a, m.set_recurrent_mode(True), b)`: "
         "the old method returned a recurrent copy of `m` sharing its weights. The call is replaced by "
         "`m` itself, as upstream's own tutorials were rewritten, and a comment above the statement says "
@@ -148,10 +144,6 @@ class ManualRecurrentMode(Rule):
         "or device); any other use (returned, stored on `self`, passed to a collector, printed, rebound, "
         "called in a nested block, in a lambda or in another function) gets no fix. It is unsafe because "
         "the value is no longer a separate copy: it is the module itself, which runs step by step.\n\n"
-        "The statement form imports the context manager with `from torchrl.modules import set_recurrent_mode`, "
-        "or reuses the name or `torchrl.modules` alias the file already imports; if the file binds "
-        "`set_recurrent_mode` to something else (or imports it only below a module-level call), it "
-        "is imported as `torchrl_set_recurrent_mode`.\n\n"
         "Anything else (`set_recurrent_mode(False)` on its own, a non-literal mode, `super()` calls, "
         "calls inside expressions) has no fix: the message says how to migrate by hand."
     )
@@ -208,17 +200,22 @@ class ManualRecurrentMode(Rule):
             "    loss = out[\"features\"].pow(2).mean()\n"
             "    lstm.set_recurrent_mode(False)\n"
             "    return loss\n",
-            fixed="from torchrl.modules import LSTMModule\n"
-            "from torchrl.modules import set_recurrent_mode\n\n"
+            fixed="from torchrl.modules import LSTMModule\n\n"
             "lstm = LSTMModule(input_size=3, hidden_size=8, in_key=\"obs\", out_key=\"features\")\n\n\n"
             "def update(policy, batch):\n"
-            "    with set_recurrent_mode(True):\n"
-            "        # the whole trajectories at once\n"
-            "        out = policy(batch)\n"
-            "        loss = out[\"features\"].pow(2).mean()\n"
+            "    # rlguard: removed `lstm.set_recurrent_mode(True)`: on torchrl < 0.8 it returned a recurrent copy\n"
+            "    # and left `lstm` unchanged, so it did nothing; torchrl >= 0.8 removed the method.\n"
+            "    # Its matching `lstm.set_recurrent_mode(False)` below, a no-op too, is removed as well.\n"
+            "    # If whole sequences were meant, wrap the calls that pass them (a time dimension, e.g. sampled\n"
+            "    # trajectories) in `with set_recurrent_mode(True):` (from torchrl.modules); single steps must not be.\n"
+            "    # the whole trajectories at once\n"
+            "    out = policy(batch)\n"
+            "    loss = out[\"features\"].pow(2).mean()\n"
             "    return loss\n",
+            unsafe=True,
             message="raises RuntimeError: torchrl 0.8 removed",
-            note="Statement form with its matching `False`: the statements between run in recurrent mode.",
+            note="Statement form with its matching `False`: both calls did nothing before 0.8 (the method returned a "
+                 "copy), so the fix removes them and says at the site what to check; nothing is wrapped.",
         ),
         Example(
             "from torchrl.modules import GRUModule, set_recurrent_mode as recurrent\n\n\n"
@@ -229,11 +226,16 @@ class ManualRecurrentMode(Rule):
             "    optim.step()\n",
             fixed="from torchrl.modules import GRUModule, set_recurrent_mode as recurrent\n\n\n"
             "def train_step(gru: GRUModule, policy, batch, optim):\n"
-            "    with recurrent(True):  # replay whole sequences\n"
-            "        loss = policy(batch)[\"loss\"]\n"
-            "        loss.backward()\n"
-            "        optim.step()\n",
-            note="Without a matching `False`, the rest of the block is wrapped; an existing alias is reused.",
+            "    # replay whole sequences\n"
+            "    # rlguard: removed `gru.set_recurrent_mode()`: on torchrl < 0.8 it returned a recurrent copy\n"
+            "    # and left `gru` unchanged, so it did nothing; torchrl >= 0.8 removed the method.\n"
+            "    # If whole sequences were meant, wrap the calls that pass them (a time dimension, e.g. sampled\n"
+            "    # trajectories) in `with set_recurrent_mode(True):` (from torchrl.modules); single steps must not be.\n"
+            "    loss = policy(batch)[\"loss\"]\n"
+            "    loss.backward()\n"
+            "    optim.step()\n",
+            unsafe=True,
+            note="Without a matching `False`: the call alone is removed; the end-of-line comment is kept above.",
         ),
         Example(
             "from tensordict.nn import TensorDictSequential as Seq\n"
@@ -317,10 +319,8 @@ class ManualRecurrentMode(Rule):
         self._candidates: list[_Candidate] = []
         self._module_names: set[str] = set()  # local names bound by ``import x`` (modules)
         self._attr_names: set[int] = set()  # ``x.set_recurrent_mode``: the attribute, not a name
-        self._ok_names: set[int] = set()  # names that are torchrl's context manager, or a method name
         self._mentions_recurrent = False  # the file uses LSTMModule/GRUModule by a qualified name
         self._defines_method = False  # a class of this file defines its own set_recurrent_mode
-        self.name_conflict = False  # ``set_recurrent_mode`` is bound to something else somewhere
 
     # ----- the walk -----
     def visit_Import(self, node: cst.Import) -> None:
@@ -335,22 +335,13 @@ class ManualRecurrentMode(Rule):
             return
         for alias in node.names:
             qualname = self.ctx.imports.names.get(alias.evaluated_alias or alias.evaluated_name)
-            if qualname in RECURRENT_CONTEXT_MANAGERS:
-                self._ok_names.add(id(alias.name))
-                if alias.asname is not None:
-                    self._ok_names.add(id(alias.asname.name))
-            elif qualname in RECURRENT_MODULES:
+            if qualname in RECURRENT_MODULES:
                 self._mentions_recurrent = True
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # The engine has entered the function: the enclosing scope is second from the top.
         if node.name.value == METHOD and self.ctx.method_class() is not None:
-            self._ok_names.add(id(node.name))
             self._defines_method = True
-
-    def visit_Param(self, node: cst.Param) -> None:
-        if node.name.value == METHOD:
-            self.name_conflict = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         attr = node.attr.value
@@ -358,11 +349,6 @@ class ManualRecurrentMode(Rule):
             self._attr_names.add(id(node.attr))
         elif attr in RECURRENT_NAMES and self.ctx.qualname(node) in RECURRENT_MODULES:
             self._mentions_recurrent = True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == METHOD and id(node) not in self._attr_names and id(node) not in self._ok_names \
-                and self.ctx.qualname(node) not in RECURRENT_CONTEXT_MANAGERS:
-            self.name_conflict = True
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -566,29 +552,6 @@ def _attr_verdict(index: ProjectIndex, qualname: str, attr: str, path: str) -> t
     return ("unknown", "") if any(v[0] == "unknown" for v in verdicts) else ("no", "")
 
 
-def _top_level_aliases(module: cst.Module, name: str, is_package: bool) -> list[tuple[int, str, str]]:
-    """(statement position, "name" | "module", local name) of the context manager and of
-    ``torchrl.modules``, imported by statements directly in the module body."""
-    found = []
-    for position, statement in enumerate(module.body):
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                source = module_of_import_from(small, name, is_package)
-                for alias in small.names:
-                    local = alias.evaluated_alias or alias.evaluated_name
-                    if f"{source}.{alias.evaluated_name}" in RECURRENT_CONTEXT_MANAGERS:
-                        found.append((position, "name", local))
-                    elif f"{source}.{alias.evaluated_name}" == CM_MODULE:
-                        found.append((position, "module", local))
-            elif isinstance(small, cst.Import):
-                for alias in small.names:
-                    if alias.asname is not None and alias.evaluated_name == CM_MODULE:
-                        found.append((position, "module", alias.evaluated_alias))
-    return found
-
-
 def _literal_mode(call: cst.Call) -> bool | None:
     """True for ``()``, ``(True)`` and ``(mode=True)``; False for False; None otherwise."""
     if not call.args:
@@ -628,6 +591,22 @@ def _comment_lines(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
     return lines
 
 
+def _statement_form_comment(call: str, receiver: str, closed: bool) -> list[cst.EmptyLine]:
+    """The lines the statement-form fix leaves where the call was."""
+    lines = [f"rlguard: removed `{call}`: on torchrl < 0.8 it returned a recurrent copy",
+             f"and left `{receiver}` unchanged, so it did nothing; torchrl >= 0.8 removed the method."]
+    if closed:
+        lines.append(f"Its matching `{receiver}.{METHOD}(False)` below, a no-op too, is removed as well.")
+    lines += ["If whole sequences were meant, wrap the calls that pass them (a time dimension, e.g. sampled",
+              f"trajectories) in `with {METHOD}(True):` (from torchrl.modules); single steps must not be."]
+    return _comment_block(lines)
+
+
+def _comment_block(lines: list[str]) -> list[cst.EmptyLine]:
+    return [cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(f"# {line}"))
+            for line in lines]
+
+
 def _value_form_comment(call: str, receiver: str, called: list[str], loss: bool) -> list[cst.EmptyLine]:
     """The lines the value-form fix leaves above the rewritten statement."""
     lines = [f"rlguard: was `{call}`, a recurrent copy; torchrl >= 0.8 removed the method, so `{receiver}`",
@@ -640,8 +619,7 @@ def _value_form_comment(call: str, receiver: str, called: list[str], loss: bool)
         lines.append("The torchrl loss it reaches switches to recurrent mode by itself.")
     else:
         lines.append(f"Check its uses: calls on whole sequences need `with {METHOD}(True):`.")
-    return [cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(f"# {line}"))
-            for line in lines]
+    return _comment_block(lines)
 
 
 class _Planner:
@@ -660,27 +638,6 @@ class _Planner:
                 stack.append(child)
         self._positions: dict[int, dict[int, int]] = {}
         self._names: dict[int, dict[str, list[cst.Name]]] = {}
-        self._aliases = _top_level_aliases(module, rule.ctx.imports.module, rule.ctx.imports.is_package)
-
-    def context_manager(self, cand: _Candidate) -> tuple[cst.BaseExpression, tuple[tuple[str, str], ...]]:
-        """The expression naming torchrl's context manager at this call, and the import it needs.
-
-        A name or ``torchrl.modules`` alias imported by a top-level statement is reused: in a
-        function, any of them; at module level, one imported above the call.
-        """
-        top: cst.CSTNode = cand.call
-        while (parent := self._parent(top)) is not None and parent is not self.module:
-            top = parent
-        at = self._position(self.module, top)
-        usable = [(kind, local) for position, kind, local in self._aliases if cand.scope is not None or position < at]
-        for wanted in ("name", "module"):
-            local = next((local for kind, local in usable if kind == wanted), None)
-            if local is not None:
-                return (cst.Name(local) if wanted == "name" else cst.Attribute(cst.Name(local), cst.Name(METHOD))), ()
-        if self.rule.name_conflict or any(kind == "name" for _, kind, _ in self._aliases):
-            # Bound to something else, or imported only below this module-level call.
-            return cst.Name(FALLBACK_ALIAS), ((CM_MODULE, f"{METHOD} as {FALLBACK_ALIAS}"),)
-        return cst.Name(METHOD), ((CM_MODULE, METHOD),)
 
     def plan(self) -> None:
         bare: dict[int, _Candidate] = {}
@@ -721,16 +678,13 @@ class _Planner:
             return None
         return line if isinstance(self._parent(line), (cst.IndentedBlock, cst.Module)) else None
 
-    def _with(self, cand: _Candidate, body: list[cst.BaseStatement], header: cst.TrailingWhitespace | None,
-              leading: Any, footer: Any = ()) -> tuple[cst.With, tuple[tuple[str, str], ...]]:
-        manager, imports = self.context_manager(cand)
-        block = cst.IndentedBlock(body=body, header=header or cst.TrailingWhitespace(), footer=footer)
-        call = cst.Call(manager, args=[cst.Arg(cst.Name("True"))])
-        return cst.With(items=[cst.WithItem(call)], body=block, leading_lines=leading), imports
-
     # ----- statement form -----
     def _statement_form(self, opener: _Candidate, line: cst.SimpleStatementLine, bare: dict[int, _Candidate],
                         consumed: set[int]) -> None:
+        """The old method returned a copy and left the module as it was, so a bare statement did nothing:
+        the fix removes it (and its matching ``False`` statement) and says so at the site. Wrapping the
+        following statements in ``with set_recurrent_mode(True):`` is not offered: that changes what
+        they compute, and raises ValueError on single steps (recurrent mode needs a time dimension)."""
         if opener.verdict[0] == "super":
             opener.howto = HOW_SUPER
             return
@@ -739,74 +693,49 @@ class _Planner:
             return
         block = self._parent(line)
         assert isinstance(block, (cst.IndentedBlock, cst.Module))
-        body = block.body
+        body = list(block.body)
         at = self._position(block, line)
-
-        def call_at(position: int) -> _Candidate | None:
-            return bare.get(id(body[position])) if position < len(body) else None
-
-        # Consecutive openers on other receivers, with the same requirements, open the same block.
-        group = [opener]
-        keys = {_code(opener.receiver)}
-        start = at + 1
-        while (other := call_at(start)) is not None and other.mode is True and id(other) not in consumed \
-                and _code(other.receiver) not in keys and other.requires == opener.requires:
-            group.append(other)
-            keys.add(_code(other.receiver))
-            start += 1
-        # The region ends at the first bare call on one of these receivers.
-        closing: list[_Candidate] = []
-        stop = start
-        while stop < len(body):
-            other = call_at(stop)
-            if other is not None and _code(other.receiver) in keys:
-                if other.mode is False and other.requires == opener.requires:
-                    closing.append(other)
-                    closed = {_code(other.receiver)}
-                    while (more := call_at(stop + len(closing))) is not None and more.mode is False \
-                            and _code(more.receiver) in keys - closed and more.requires == opener.requires:
-                        closing.append(more)
-                        closed.add(_code(more.receiver))
-                break
-            stop += 1
-        region = list(body[start:stop])
-        inside = [n for s in region for n in iter_nodes(s)]
-        # Nothing to run in recurrent mode, or a generator that would leak the mode to its consumer.
-        if not any(isinstance(n, cst.Call) for n in inside) or any(isinstance(n, cst.Yield) for n in inside):
-            for cand in group:
-                cand.howto = HOW_MANUAL
+        key = _code(opener.receiver)
+        # The first later bare call on the same receiver closes the region when it is ``False``.
+        closing = next((c for s in body[at + 1:] if (c := bare.get(id(s))) is not None and _code(c.receiver) == key),
+                       None)
+        if closing is not None and (closing.mode is not False or closing.requires != opener.requires
+                                    or id(closing) in consumed):
+            closing = None
+        closing_at = body.index(self._statement(closing)) if closing is not None else len(body)
+        if closing is not None and closing_at == len(body) - 1 \
+                and any(e.comment is not None for e in _comment_lines(self._statement(closing))):
+            closing = None  # its comments would have no statement to stay with: it keeps its own finding
+        removed = [line] if closing is None else [line, self._statement(closing)]
+        kept = [i for i, s in enumerate(body) if i > at and all(s is not r for r in removed)]
+        if not kept:
+            opener.howto = HOW_REMOVE  # removing the last statement of the block would leave it empty
             return
-
-        openers = list(body[at + 1:start])
-        extra = [line for opener_line in openers for line in _comment_lines(opener_line)]
-        first = region[0].with_changes(leading_lines=[*extra, *region[0].leading_lines]) if extra else region[0]
-        moved = [line for c in closing for line in _comment_lines(self._statement(c))]
-        after = stop + len(closing)
-        footer: list[cst.EmptyLine] = []
-        edits: list[Edit] = []
-        if closing and moved:
-            if after < len(body):
-                following = body[after]
-                edits.append(Edit(following, following.with_changes(leading_lines=[*moved, *following.leading_lines])))
-            elif any(line.comment is not None for line in moved):
-                footer = moved
-        node, imports = self._with(opener, [first, *region[1:]], line.trailing_whitespace, line.leading_lines, footer)
-        edits.append(Edit(line, node))
-        edits += [Edit(s, cst.RemovalSentinel.REMOVE) for s in [*openers, *region]]
-        edits += [Edit(self._statement(c), cst.RemovalSentinel.REMOVE) for c in closing]
-        receivers = ", ".join(f"`{_short(c.receiver, 40)}`" for c in group)
-        until = (f"up to the matching `{METHOD}(False)`, which is removed too" if closing
-                 else "up to the end of the block")
+        comment = _statement_form_comment(_short(opener.call, 60), _short(opener.receiver, 40), closing is not None)
+        moved: dict[int, list[cst.EmptyLine]] = {kept[0]: [*_comment_lines(line), *comment]}
+        after = next((i for i in kept if i > closing_at), None)
+        if closing is not None and after is not None:
+            moved[after] = [*moved.get(after, []), *_comment_lines(removed[1])]
+        edits = [Edit(r, cst.RemovalSentinel.REMOVE) for r in removed]
+        for index, lines in moved.items():
+            following = body[index]
+            assert isinstance(following, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+            edits.append(Edit(following, following.with_changes(leading_lines=[*lines, *following.leading_lines])))
+        recv = _short(opener.receiver, 40)
+        also = f" and the matching `{recv}.{METHOD}(False)`" if closing is not None else ""
         fix = Fix(
-            "safe",
-            f"Remove the `{METHOD}(True)` call on {receivers} and run the {len(region)} statement(s) after it, "
-            f"{until}, inside `with {METHOD}(True):` (torchrl's context manager; the method raises since 0.8)",
+            "unsafe",
+            f"Remove `{_short(opener.call, 60)}`{also}: on torchrl < 0.8 the method returned a recurrent copy and "
+            f"left `{recv}` unchanged, so the statement did nothing, and torchrl >= 0.8 removed it. A comment at "
+            f"the site says what to check. Unsafe: if whole sequences were meant, the calls that pass them need "
+            f"`with {METHOD}(True):`, and rlguard cannot tell which do.",
             tuple(edits),
-            imports,
         )
-        for cand in [*group, *closing]:
+        opener.howto = HOW_REMOVE
+        if closing is not None:
+            closing.howto = HOW_FALSE
+        for cand in [opener] if closing is None else [opener, closing]:
             cand.fix = fix
-            cand.howto = HOW_WRAP
             consumed.add(id(cand))
 
     def _statement(self, cand: _Candidate) -> cst.SimpleStatementLine:

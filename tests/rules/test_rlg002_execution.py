@@ -96,17 +96,23 @@ SEQUENTIAL = core(data.clone())["features"]
 
 
 @pytest.mark.parametrize("cls", ["LSTMModule", "GRUModule"])
-def test_statement_form_fix_runs_like_the_context_manager_by_hand(tmp_path, cls):
+def test_statement_form_fix_keeps_what_the_old_code_computed_and_says_what_to_check(tmp_path, cls):
+    """On torchrl < 0.8 the bare statement returned a copy and left the module step by step: the fixed
+    script computes exactly that, and the comment at the site points to the wrap a person may want."""
     old = DATA.format(cls=cls) + STATEMENT_OLD
     with pytest.raises(RuntimeError):
         run_script(tmp_path, "old.py", old)
-    after = run_script(tmp_path, "fixed.py", fixed(old))
+    assert fix_source(old, select=["RLG002"]) == old  # unsafe: not applied by default
+    new = fixed(old, unsafe=True)
+    assert "set_recurrent_mode(False)" not in new.replace("`core.set_recurrent_mode(False)`", "")
+    assert "# rlguard: removed `core.set_recurrent_mode(True)`: on torchrl < 0.8 it returned a recurrent copy" in new
+    assert "    with " not in new  # nothing wrapped
+    after = run_script(tmp_path, "fixed.py", new)
+    torch.testing.assert_close(after["RESULT"], after["SEQUENTIAL"])
+    # Wrapping by hand is a different computation: whole-sequence mode gives other features after step one.
     by_hand = run_script(tmp_path, "by_hand.py", DATA.format(cls=cls) + STATEMENT_BY_HAND)
-    torch.testing.assert_close(after["RESULT"], by_hand["RESULT"])
-    torch.testing.assert_close(after["SEQUENTIAL"], by_hand["SEQUENTIAL"])
-    # The wrap matters: step-by-step mode gives other features after the first step.
-    assert after["RESULT"].shape == (2, 4, 5)
-    assert not torch.allclose(after["RESULT"], after["SEQUENTIAL"])
+    assert by_hand["RESULT"].shape == after["RESULT"].shape == (2, 4, 5)
+    assert not torch.allclose(by_hand["RESULT"], after["RESULT"])
 
 
 VALUE_OLD = """
@@ -179,6 +185,24 @@ def test_recurrent_dqn_tutorial_fix_runs_where_wrapping_would_raise(tmp_path):
         run_script(tmp_path, "wrapped.py", wrapped)
 
 
+def test_statement_form_on_a_single_step_runs_where_wrapping_would_raise(tmp_path):
+    """A bare ``lstm.set_recurrent_mode(True)`` before ``policy(env.reset())``: the fix removes it and
+    leaves the call alone; wrapping the call (the old safe fix) raises ValueError on the installed torchrl."""
+    old = TUTORIAL_OLD.replace("policy = Seq(feature, lstm.set_recurrent_mode(True), mlp, qval)\n",
+                               "lstm.set_recurrent_mode(True)\npolicy = Seq(feature, lstm, mlp, qval)\n")
+    assert old != TUTORIAL_OLD
+    with pytest.raises(RuntimeError):
+        run_script(tmp_path, "old.py", old)
+    new = fixed(old, unsafe=True)
+    assert "policy = Seq(feature, lstm, mlp, qval)\npolicy(env.reset())\n" in new
+    assert "\nlstm.set_recurrent_mode(True)" not in new
+    run_script(tmp_path, "fixed.py", new)
+    wrapped = new.replace("policy(env.reset())\n", "from torchrl.modules import set_recurrent_mode\n"
+                          "with set_recurrent_mode(True):\n    policy(env.reset())\n")
+    with pytest.raises(ValueError):
+        run_script(tmp_path, "wrapped.py", wrapped)
+
+
 LOSS_OLD = """
 from torchrl.objectives import DQNLoss
 
@@ -205,7 +229,7 @@ def test_value_flowing_into_a_loss_runs_like_the_plain_module_by_hand(tmp_path):
     torch.testing.assert_close(after["RESULT"], by_hand["RESULT"])
 
 
-def test_fix_with_an_alias_and_crlf_runs(tmp_path):
+def test_fix_with_a_shadowing_function_and_crlf_runs(tmp_path):
     old = (DATA.format(cls="LSTMModule") + textwrap.dedent("""
         from torchrl.modules import set_recurrent_mode as recurrent
 
@@ -218,8 +242,8 @@ def test_fix_with_an_alias_and_crlf_runs(tmp_path):
             core.set_recurrent_mode()
             RESULT = core(data.clone())["features"]
         """)).replace("\n", "\r\n")
-    new = fixed(old)
+    new = fixed(old, unsafe=True)
     assert "\r\n" in new and "\n" not in new.replace("\r\n", "")
-    assert "with recurrent(True):" in new
+    assert "    # rlguard: removed `core.set_recurrent_mode()`" in new
     after = run_script(tmp_path, "fixed.py", new)
     assert after["RESULT"].shape == (2, 4, 5)

@@ -1,4 +1,4 @@
-"""RLG002 fixes: the statement form (safe), the value form (unsafe), and what gets no fix."""
+"""RLG002 fixes: the statement form and the value form (both unsafe), and what gets no fix."""
 
 from __future__ import annotations
 
@@ -29,7 +29,18 @@ def d(text: str) -> str:
 
 # ----- statement form -----
 
-def test_pair_in_a_function_keeps_comments_and_blank_lines():
+def comment(call: str, receiver: str, closed: bool = False, indent: str = "") -> str:
+    """The lines the statement-form fix leaves (spelled out once here, checked against the rule's output)."""
+    lines = [f"# rlguard: removed `{call}`: on torchrl < 0.8 it returned a recurrent copy",
+             f"# and left `{receiver}` unchanged, so it did nothing; torchrl >= 0.8 removed the method."]
+    if closed:
+        lines.append(f"# Its matching `{receiver}.set_recurrent_mode(False)` below, a no-op too, is removed as well.")
+    lines += ["# If whole sequences were meant, wrap the calls that pass them (a time dimension, e.g. sampled",
+              "# trajectories) in `with set_recurrent_mode(True):` (from torchrl.modules); single steps must not be."]
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def test_pair_in_a_function_is_removed_with_a_comment_and_keeps_comments_and_blank_lines():
     source = HEADER + d("""\
 
 
@@ -44,25 +55,16 @@ def test_pair_in_a_function_keeps_comments_and_blank_lines():
             lstm.set_recurrent_mode(False)  # sequential
             optim.step()
         """)
-    expected = HEADER.replace("import LSTMModule\n", "import LSTMModule\nfrom torchrl.modules import set_recurrent_mode\n") + d("""\
-
-
-        def update(policy, batch, optim):
-            # switch to whole sequences
-            with set_recurrent_mode(True):  # training
-
-                # forward the trajectories
-                loss = policy(batch)["loss"]
-                loss.backward()
-            # back to collection
-            # sequential
-            optim.step()
-        """)
-    assert fix(source) == expected
+    expected = HEADER + "\n\ndef update(policy, batch, optim):\n    # switch to whole sequences\n    # training\n" \
+        + comment("lstm.set_recurrent_mode(True)", "lstm", closed=True, indent="    ") \
+        + "\n    # forward the trajectories\n    loss = policy(batch)[\"loss\"]\n    loss.backward()\n" \
+        + "    # back to collection\n    # sequential\n    optim.step()\n"
+    assert fix(source) == source  # unsafe: never applied by default
+    assert fix(source, unsafe=True) == expected
     assert remaining(expected) == []
 
 
-def test_without_a_matching_false_the_rest_of_the_block_is_wrapped():
+def test_without_a_matching_false_only_the_call_goes_and_nothing_is_wrapped():
     source = HEADER + d("""\
         for epoch in range(10):
             for batch in loader:
@@ -71,15 +73,9 @@ def test_without_a_matching_false_the_rest_of_the_block_is_wrapped():
                 loss.backward()
             collector.update_policy_weights_()
         """)
-    fixed = fix(source)
-    assert fixed.endswith(d("""\
-        for epoch in range(10):
-            for batch in loader:
-                with set_recurrent_mode(True):
-                    loss = loss_fn(batch)
-                    loss.backward()
-            collector.update_policy_weights_()
-        """))
+    assert fix(source, unsafe=True) == HEADER + "for epoch in range(10):\n    for batch in loader:\n" \
+        + comment("lstm.set_recurrent_mode()", "lstm", indent="        ") \
+        + "        loss = loss_fn(batch)\n        loss.backward()\n    collector.update_policy_weights_()\n"
 
 
 def test_module_level_pair_with_keyword_modes():
@@ -89,34 +85,26 @@ def test_module_level_pair_with_keyword_modes():
         lstm.set_recurrent_mode(mode=False)
         print(out)
         """)
-    assert fix(source).endswith(d("""\
-        with set_recurrent_mode(True):
-            out = lstm(rollout)
-        print(out)
-        """))
+    assert fix(source, unsafe=True) == HEADER + comment("lstm.set_recurrent_mode(mode=True)", "lstm", closed=True) \
+        + "out = lstm(rollout)\nprint(out)\n"
 
 
-def test_false_call_of_another_receiver_does_not_close_the_block():
+def test_false_call_of_another_receiver_does_not_close_it():
     source = HEADER + d("""\
-        gru = GRUModule(3, 8)
+        gru = object()
         lstm.set_recurrent_mode(True)
         a = lstm(x)
         gru.set_recurrent_mode(False)
         b = lstm(y)
         lstm.set_recurrent_mode(False)
         c = lstm(z)
-        """).replace("gru = GRUModule(3, 8)\n", "gru = object()\n")
-    assert fix(source).endswith(d("""\
-        gru = object()
-        with set_recurrent_mode(True):
-            a = lstm(x)
-            gru.set_recurrent_mode(False)
-            b = lstm(y)
-        c = lstm(z)
-        """))
+        """)
+    assert fix(source, unsafe=True) == HEADER + "gru = object()\n" \
+        + comment("lstm.set_recurrent_mode(True)", "lstm", closed=True) \
+        + "a = lstm(x)\ngru.set_recurrent_mode(False)\nb = lstm(y)\nc = lstm(z)\n"
 
 
-def test_consecutive_receivers_open_and_close_one_block():
+def test_consecutive_receivers_each_get_their_comment():
     source = d("""\
         from torchrl.modules import GRUModule, LSTMModule
 
@@ -125,24 +113,21 @@ def test_consecutive_receivers_open_and_close_one_block():
 
         def train(batch):
             actor_core.set_recurrent_mode(True)
-            # the critic too
-            critic_core.set_recurrent_mode(True)  # critic
+            critic_core.set_recurrent_mode(True)
             loss = loss_module(batch)
             actor_core.set_recurrent_mode(False)
             critic_core.set_recurrent_mode(False)
             return loss
         """)
-    assert fix(source).endswith(d("""\
-        def train(batch):
-            with set_recurrent_mode(True):
-                # the critic too
-                # critic
-                loss = loss_module(batch)
-            return loss
-        """))
+    fixed = fix(source, unsafe=True)
+    assert fixed.endswith("def train(batch):\n"
+                          + comment("actor_core.set_recurrent_mode(True)", "actor_core", closed=True, indent="    ")
+                          + comment("critic_core.set_recurrent_mode(True)", "critic_core", closed=True, indent="    ")
+                          + "    loss = loss_module(batch)\n    return loss\n")
+    assert remaining(fixed) == []
 
 
-def test_closing_comments_at_the_end_of_a_block_stay_in_it():
+def test_closing_call_that_ends_the_block_with_a_comment_keeps_its_finding():
     source = HEADER + d("""\
         def evaluate(batch):
             lstm.set_recurrent_mode(True)
@@ -150,163 +135,49 @@ def test_closing_comments_at_the_end_of_a_block_stay_in_it():
             # done
             lstm.set_recurrent_mode(False)  # sequential again
         """)
-    assert fix(source).endswith(d("""\
-        def evaluate(batch):
-            with set_recurrent_mode(True):
-                lstm(batch)
-                # done
-                # sequential again
-        """))
+    fixed = fix(source, unsafe=True)
+    assert fixed.endswith("def evaluate(batch):\n" + comment("lstm.set_recurrent_mode(True)", "lstm", indent="    ")
+                          + "    lstm(batch)\n    # done\n    lstm.set_recurrent_mode(False)  # sequential again\n")
+    (left,) = remaining(fixed)
+    assert left.fix is None and "delete the call" in left.full_message
 
 
-@pytest.mark.parametrize(
-    "imports, manager",
-    [
-        ("from torchrl.modules import LSTMModule, set_recurrent_mode", "set_recurrent_mode"),
-        ("from torchrl.modules import LSTMModule, set_recurrent_mode as srm", "srm"),
-        ("from torchrl.modules import LSTMModule\nimport torchrl.modules as tm", "tm.set_recurrent_mode"),
-        ("from torchrl import modules as trm\nfrom torchrl.modules import LSTMModule", "trm.set_recurrent_mode"),
-        ("from torchrl.modules import LSTMModule\nfrom rlguard.runtime import set_recurrent_mode as guarded",
-         "guarded"),
-    ],
-)
-def test_existing_import_or_alias_is_reused(imports, manager):
-    source = imports + d("""\
-
-
-        def step(batch):
-            lstm = LSTMModule(3, 8)
-            lstm.set_recurrent_mode(True)
-            return lstm(batch)
-        """)
-    fixed = fix(source)
-    assert fixed == imports + d(f"""\
-
-
-        def step(batch):
-            lstm = LSTMModule(3, 8)
-            with {manager}(True):
-                return lstm(batch)
-        """)
-
-
-def test_a_local_name_set_recurrent_mode_gets_an_alias():
-    source = HEADER + d("""\
-
-
-        def set_recurrent_mode(policy, mode):
-            policy.training_mode = mode
-
-
-        def step(batch):
-            lstm.set_recurrent_mode(True)
-            return lstm(batch)
-        """)
-    fixed = fix(source)
-    assert "from torchrl.modules import set_recurrent_mode as torchrl_set_recurrent_mode\n" in fixed
-    assert "    with torchrl_set_recurrent_mode(True):\n        return lstm(batch)\n" in fixed
-    assert "def set_recurrent_mode(policy, mode):" in fixed
-
-
-def test_a_parameter_named_set_recurrent_mode_gets_an_alias():
-    source = HEADER + d("""\
-        def step(batch, set_recurrent_mode=False):
-            lstm.set_recurrent_mode(True)
-            return lstm(batch)
-        """)
-    assert "with torchrl_set_recurrent_mode(True):" in fix(source)
-
-
-def test_module_level_call_above_the_import_does_not_use_it_early():
-    source = HEADER + d("""\
-        lstm.set_recurrent_mode(True)
-        out = lstm(data)
-        from torchrl.modules import set_recurrent_mode
-        """)
-    fixed = fix(source)
-    assert fixed.startswith(
-        "from torchrl.modules import LSTMModule\n"
-        "from torchrl.modules import set_recurrent_mode as torchrl_set_recurrent_mode\n"
-    )
-    assert "with torchrl_set_recurrent_mode(True):\n    out = lstm(data)\n" in fixed
-
-
-def test_import_goes_after_docstring_and_future_imports():
-    source = d('''\
-        """Recurrent PPO."""
-        from __future__ import annotations
-
-        from torchrl.modules import GRUModule
-
-        gru = GRUModule(3, 8)
-        gru.set_recurrent_mode(True)
-        gru(data)
-        ''')
-    assert fix(source) == d('''\
-        """Recurrent PPO."""
-        from __future__ import annotations
-
-        from torchrl.modules import GRUModule
-        from torchrl.modules import set_recurrent_mode
-
-        gru = GRUModule(3, 8)
-        with set_recurrent_mode(True):
-            gru(data)
-        ''')
+def test_closing_call_that_ends_the_block_without_comments_goes_too():
+    source = HEADER + "def evaluate(batch):\n    lstm.set_recurrent_mode(True)\n    lstm(batch)\n" \
+        "    lstm.set_recurrent_mode(False)\n"
+    fixed = fix(source, unsafe=True)
+    assert fixed == HEADER + "def evaluate(batch):\n" \
+        + comment("lstm.set_recurrent_mode(True)", "lstm", closed=True, indent="    ") + "    lstm(batch)\n"
+    assert remaining(fixed) == []
 
 
 def test_crlf_and_tabs_are_kept():
     source = "from torchrl.modules import GRUModule\r\n\r\ndef step(gru: GRUModule, data):\r\n" \
              "\tgru.set_recurrent_mode(True)\r\n\tif data is not None:\r\n\t\tout = gru(data)  # run\r\n" \
              "\tgru.set_recurrent_mode(False)\r\n\treturn out\r\n"
-    assert fix(source) == (
-        "from torchrl.modules import GRUModule\r\nfrom torchrl.modules import set_recurrent_mode\r\n\r\n"
-        "def step(gru: GRUModule, data):\r\n\twith set_recurrent_mode(True):\r\n\t\tif data is not None:\r\n"
-        "\t\t\tout = gru(data)  # run\r\n\treturn out\r\n"
-    )
+    expected = "from torchrl.modules import GRUModule\r\n\r\ndef step(gru: GRUModule, data):\r\n" \
+        + comment("gru.set_recurrent_mode(True)", "gru", closed=True, indent="\t").replace("\n", "\r\n") \
+        + "\tif data is not None:\r\n\t\tout = gru(data)  # run\r\n\treturn out\r\n"
+    assert fix(source, unsafe=True) == expected
 
 
-def test_multi_line_statements_are_reindented():
-    source = HEADER + d("""\
-        def step(batch):
-            lstm.set_recurrent_mode(True)
-            out = lstm(
-                batch,
-            )
-            text = '''
-        kept as is'''
-            return out, text
-        """)
-    fixed = fix(source)
-    assert fixed.endswith(d("""\
-        def step(batch):
-            with set_recurrent_mode(True):
-                out = lstm(
-                    batch,
-                )
-                text = '''
-        kept as is'''
-                return out, text
-        """))
-
-
-def test_fix_is_safe_and_named_in_the_finding():
-    source = HEADER + "lstm.set_recurrent_mode(True)\nlstm(data)\nlstm.set_recurrent_mode(False)\n"
+def test_fix_is_unsafe_and_says_what_the_old_call_did():
+    source = HEADER + "lstm.set_recurrent_mode(True)\nlstm(data)\nlstm.set_recurrent_mode(False)\nprint(1)\n"
     found = remaining(source)
-    assert [f.fix.applicability for f in found] == ["safe", "safe"]
-    assert "up to the matching `set_recurrent_mode(False)`" in found[0].fix.description
+    assert [f.fix.applicability for f in found] == ["unsafe", "unsafe"]
+    assert "returned a recurrent copy and left `lstm` unchanged" in found[0].fix.description
+    assert "and the matching `lstm.set_recurrent_mode(False)`" in found[0].fix.description
+    assert "delete the call" in found[0].full_message
 
 
 @pytest.mark.parametrize(
     "tail",
     [
-        "def make():\n    lstm.set_recurrent_mode(True)\n",  # nothing after it
-        "def make():\n    lstm.set_recurrent_mode(True)\n    return lstm\n",  # nothing that runs anything
+        "def make():\n    lstm.set_recurrent_mode(True)\n",  # removing it would empty the block
         "def make(mode):\n    lstm.set_recurrent_mode(mode)\n    lstm(data)\n",  # not a literal mode
         "lstm.set_recurrent_mode(False)\nlstm(data)\n",  # False on its own
         "if training: lstm.set_recurrent_mode(True)\n",  # not a statement line of a block
         "lstm.set_recurrent_mode(True); lstm(data)\nlstm(more)\n",  # shares its line
-        "def gen(loader):\n    lstm.set_recurrent_mode(True)\n    for b in loader:\n        yield lstm(b)\n",  # generator
     ],
 )
 def test_statement_forms_without_a_fix(tail):
@@ -347,11 +218,11 @@ TRAINING_POLICY = d("""\
 
 
 def without_fix_comments(text: str) -> str:
-    """The fixed text less the comment block the value-form fix leaves at its site."""
+    """The fixed text less the comment blocks the fixes leave at their sites."""
     out, skipping = [], False
     for line in text.splitlines(keepends=True):
         stripped = line.strip()
-        skipping = stripped.startswith("# rlguard: was ") or (skipping and stripped.startswith("#"))
+        skipping = stripped.startswith(("# rlguard: was ", "# rlguard: removed ")) or (skipping and stripped.startswith("#"))
         if not skipping:
             out.append(line)
     return "".join(out)
@@ -489,11 +360,11 @@ def test_statement_and_value_forms_in_one_file_converge():
     assert remaining(fixed) == []
     assert without_fix_comments(fixed).endswith(d("""\
         def train(batch):
-            with set_recurrent_mode(True):
-                policy = Seq(lstm, head)
-                out = policy(batch)
+            policy = Seq(lstm, head)
+            out = policy(batch)
             return out
         """))
+    assert "# rlguard: removed `lstm.set_recurrent_mode(True)`" in fixed
 
 
 def test_recurrent_dqn_script_with_a_main_function():
