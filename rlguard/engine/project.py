@@ -178,7 +178,7 @@ def reached_by_class_bases(given: dict[str, bytes | None], resolver: ModuleResol
                 if key in given_paths or imported <= known:
                     continue
                 known |= imported
-                text = reached.get(found) or _read_bytes(found)
+                text = reached.get(found) or read_bytes(found)
                 if text is not None:
                     reached[found] = text
                     queue.append((found, text, set(known)))
@@ -227,7 +227,8 @@ def _aliases(names: bytes) -> list[tuple[bytes, bytes]]:
     return pairs
 
 
-def _read_bytes(path: str) -> bytes | None:
+def read_bytes(path: str) -> bytes | None:
+    """A file's bytes, or None when it cannot be read (the caller reports or skips it)."""
     try:
         with open(path, "rb") as handle:
             return handle.read()

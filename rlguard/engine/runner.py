@@ -19,7 +19,7 @@ from rlguard.engine.discovery import discover
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
-from rlguard.engine.project import ModuleResolver, reached_by_class_bases
+from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_api import Rule, registered_rules
 from rlguard.engine.suppress import is_suppressed
 from rlguard.engine.target import Target
@@ -90,7 +90,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     found = discover([p for p in paths if display_path(p) not in sources], config.exclude, config.root)
     found.files = sorted({*(display_path(path) for path in found.files), *(p for p in map(display_path, paths) if p in sources)})
     codes = selected_codes(config, options, target)
-    contents = {path: sources[path] if path in sources else _read(path) for path in found.files}
+    contents = {path: sources[path] if path in sources else read_bytes(path) for path in found.files}
     notebooks = _notebooks(contents)
     sources = {**sources, **{path: nb.source for path, nb in notebooks.items() if isinstance(nb, Notebook)}}
     resolver = ModuleResolver()
@@ -147,14 +147,6 @@ def _in_cell(finding: Finding, found: Notebook) -> Finding:
     return replace(finding, cell=cell, span=replace(finding.span, line=line, end_line=finding.span.end_line - shift))
 
 
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
 def _crashed(path: str, reason: str) -> FileResult:
     return FileResult(path, skipped=reason)
 
@@ -166,7 +158,7 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
 
         Only facts are kept: findings are never reported in a file that was not asked for.
         """
-        data = contents[path] if path in contents else _read(path)
+        data = contents[path] if path in contents else read_bytes(path)
         if data is None or len(data) > project.settings.max_file_size:
             return None
         key = cache.key(path, data) + "-facts" if cache is not None else ""
