@@ -39,9 +39,10 @@ class Settings:
     timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
     # The selected rules' classes, handed over by the caller (they pickle by reference to workers).
     rules: Mapping[str, type[Rule]] = field(default_factory=dict)
+    oldest: tuple[int, ...] | None = None  # a pin's lowest admitted torchrl, for behaviour only old releases have
 
     def fingerprint(self) -> str:
-        return hashlib.sha256(repr((self.codes, self.target, sorted((k, sorted(v.items())) for k, v in self.options.items()),
+        return hashlib.sha256(repr((self.codes, self.target, self.oldest, sorted((k, sorted(v.items())) for k, v in self.options.items()),
                                     sorted(self.tokens.items()), sorted((k, v[0], sorted(v[1])) for k, v in self.class_conditions.items()),
                                     self.max_file_size)).encode()).hexdigest()
 
@@ -161,7 +162,7 @@ def _internal_error(path: str, source: Source, message: str) -> Analysis:
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
                   index: ProjectIndex | None, locate_all: bool = False) -> Analysis:
     module_name, is_package = module_name_for(path)
-    ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index)
+    ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index, oldest=settings.oldest)
     ctx.declare_definitions(module)
     rules = [settings.rules[code](ctx) for code in codes]
     on_visit, on_leave = bookkeeping(ctx)

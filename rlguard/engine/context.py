@@ -78,9 +78,11 @@ class FileContext:
         target: tuple[int, ...],
         options: Mapping[str, Mapping[str, Any]],
         index: ProjectIndex | None = None,
+        oldest: tuple[int, ...] | None = None,
     ) -> None:
         self.path = path
-        self.target = target
+        self.target = target  # removals are judged here: the newest version a pin admits
+        self.oldest_target = oldest or target  # behaviour only old releases have is judged here
         self.options = options  # rule code -> its configured options
         self.index = index  # complete only in the fix pass; rules use requirements otherwise
         self.imports = ImportTable(module, is_package)

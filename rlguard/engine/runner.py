@@ -59,14 +59,15 @@ def _matches(code: str, patterns: Sequence[str]) -> bool:
 def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
     rules = rules_by_code()
     options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
-    tokens = {code: rules[code].prefilter_tokens(target.version) for code in codes}
+    # Tokens only ever narrow as torchrl grows, so the oldest admitted version gives the widest filter.
+    tokens = {code: rules[code].prefilter_tokens(target.oldest) for code in codes}
     # A rule's class group is also met by a subclass of its roots, even through classes in other files.
     class_conditions = {
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
         for code in codes if (rule := rules[code]).class_roots
     }
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
-                    {code: rules[code] for code in codes})
+                    {code: rules[code] for code in codes}, target.lowest)
 
 
 @dataclass

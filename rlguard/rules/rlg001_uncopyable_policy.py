@@ -659,7 +659,7 @@ class UncopyablePolicy(Rule):
 
     def _loss(self, node: cst.Call, callee: str) -> None:
         name = _short(callee)
-        if self.ctx.target < ALL_LOSSES_COPY_BEFORE:
+        if self.ctx.oldest_target < ALL_LOSSES_COPY_BEFORE:  # a pin admitting torchrl 0.4 counts
             how = f"cannot be deep-copied by `{name}` (every loss in torchrl < 0.5)"
         elif name in DEEPCOPYING_LOSSES:
             how = f"cannot be deep-copied by `{name}`, which copies its networks"

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 from rlguard.testing import check_source, fix_source
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 LOCKED = '''
 import threading
@@ -699,6 +704,19 @@ def test_every_loss_deep_copied_before_0_5(imports, call):
     loss = call.split("(")[0].split(".")[-1]
     assert len(messages) == 1 and f"deep-copied by `{loss}` (every loss in torchrl < 0.5)" in messages[0]
     assert flagged(code, target="0.5") == []
+
+
+@pytest.mark.parametrize("pin, flagged", [("torchrl>=0.4", True), ("torchrl>=0.4,<0.9", True), ("torchrl>=0.5", False)])
+def test_a_pin_admitting_a_release_before_0_5_counts_its_copying_losses(tmp_path, pin, flagged):
+    """Removals are judged at a pin's newest release, behaviour only old releases have at its lowest:
+    the code must run on every version the pin admits."""
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    code = LOSS.format(imports="from torchrl.objectives import ClipPPOLoss", call="ClipPPOLoss(actor, critic=value_net)")
+    (tmp_path / "train.py").write_text(textwrap.dedent(code))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([CHECKOUT, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "rlguard", "check", "--no-cache", "--select", "RLG001", "train.py"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert ("(every loss in torchrl < 0.5)" in done.stdout) is flagged, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(
