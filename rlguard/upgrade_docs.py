@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rlguard.rules.data import KNOWN_TORCHRL_RELEASES, NEWEST_KNOWN_TORCHRL, REMOVED_API, ApiChange
+from rlguard.engine.target import known_releases
+from rlguard.rules.data import NEWEST_KNOWN_TORCHRL, REMOVED_API, ApiChange
 
 INTRO = """\
 # Upgrading TorchRL code
@@ -93,7 +94,7 @@ def _row(change: ApiChange) -> str:
 def upgrading_page() -> str:
     newest = _version(NEWEST_KNOWN_TORCHRL)
     lines = [INTRO.format(newest=newest, newest_minor=_version(NEWEST_KNOWN_TORCHRL[:2]),
-                          releases=", ".join(_version(v) for v in KNOWN_TORCHRL_RELEASES))]
+                          releases=", ".join(_version(v) for v in known_releases()))]
     sections = (("Removed names", "name", True), ("Deprecated names (flagged with `preview`)", "name", False),
                 ("Removed methods", "method", True), ("Removed keywords", "keyword", True))
     for title, kind, removed in sections:

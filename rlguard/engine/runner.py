@@ -93,7 +93,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     codes = selected_codes(config, options, target)
     contents = {path: sources[path] if path in sources else read_bytes(path) for path in found.files}
     notebooks = _notebooks(contents)
-    sources = {**sources, **{path: nb.source for path, nb in notebooks.items() if isinstance(nb, Notebook)}}
+    readable = {path: nb for path, nb in notebooks.items() if isinstance(nb, Notebook)}
+    sources = {**sources, **{path: nb.source for path, nb in readable.items()}}
     resolver = ModuleResolver()
     texts = [c for c in contents.values() if c is not None]
     if any(rules_by_code()[code].class_roots for code in codes):
@@ -101,7 +102,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     settings = build_settings(config, codes, target, texts)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
-                      notebooks={path: nb for path, nb in notebooks.items() if isinstance(nb, Notebook)})
+                      notebooks=readable)
 
     results: dict[str, FileResult] = {}
     todo: list[str] = []

@@ -16,6 +16,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from rlguard.engine.project import project_root as find_project_root, vendored_library
 
@@ -27,7 +28,7 @@ else:  # pragma: no cover
 # The newest torchrl release the rules were written against; the default target.
 NEWEST_KNOWN_TORCHRL = (0, 14, 1)
 # The removed-API table (rlguard/upgrade_table.py) records the releases it was generated from.
-_REMOVED_API_TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "removed_api.json")
+REMOVED_API_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "removed_api.json")
 
 _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
@@ -83,10 +84,16 @@ def newest_admitted(spec: str) -> tuple[int, ...] | None:
 
 
 @functools.cache
+def removed_api_table() -> dict[str, Any]:
+    """The removed-API table as generated (rlguard/upgrade_table.py), read once per process: RLG006 and
+    RLG007 build their entries from it, pins their known releases."""
+    with open(REMOVED_API_FILE, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def known_releases() -> tuple[tuple[int, ...], ...]:
-    """The torchrl releases the removed-API table was generated from (read once, only for pins)."""
-    with open(_REMOVED_API_TABLE, encoding="utf-8") as handle:
-        return tuple(parse_version(v) for v in json.load(handle)["generated_from"]["torchrl"])
+    """The torchrl releases the removed-API table was generated from."""
+    return tuple(parse_version(v) for v in removed_api_table()["generated_from"]["torchrl"])
 
 
 def satisfies(version: tuple[int, ...], spec: str) -> bool:

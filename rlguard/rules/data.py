@@ -6,12 +6,11 @@ Qualified names are the public import paths users write.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 
 # The default target lives in the engine; rules and tests read it here too.
-from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL, known_releases
+from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL
+from rlguard.engine.target import REMOVED_API_FILE as REMOVED_API_FILE, removed_api_table
 
 # Collector renames (0.11), with the old names removed in 0.13.
 COLLECTOR_RENAMES: dict[str, str] = {
@@ -326,9 +325,6 @@ JSON_ENCODER_KEYWORDS = ("default", "cls")
 # removed_api.json is generated from the real wheels by ``python -m rlguard.upgrade_table --write``
 # (tests/rules/test_removed_api_table.py keeps it in step). Versions are torchrl's; a tensordict
 # entry's versions are tensordict's, which share torchrl's minor (torchrl 0.N requires tensordict 0.N).
-REMOVED_API_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "removed_api.json")
-
-
 @dataclass(frozen=True)
 class ApiChange:
     """One removed or deprecated public name, method or keyword."""
@@ -408,10 +404,8 @@ REMOVED_API_REVIEW: dict[tuple[str, str], dict | None] = {
 
 
 def _load_removed_api() -> tuple[ApiChange, ...]:
-    with open(REMOVED_API_FILE, encoding="utf-8") as handle:
-        table = json.load(handle)
     changes = []
-    for entry in table["entries"]:
+    for entry in removed_api_table()["entries"]:
         review = REMOVED_API_REVIEW.get((entry["module"], entry["name"]), {})
         if review is None:
             continue
@@ -431,4 +425,3 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
 
 
 REMOVED_API = _load_removed_api()
-KNOWN_TORCHRL_RELEASES = known_releases()
