@@ -8,7 +8,7 @@ tensors, or of (name, tensor) pairs: ``parameters()``); ``bulk`` (a dict of tens
 ``tensordict``; ``td_iter`` (an iterator of TensorDicts: a collector); ``self`` (the receiver's own
 class); ``value`` (plain Python values). Classes have kinds of their own: ``module``, ``tdmodule``,
 ``recurrent`` (LSTMModule/GRUModule), ``transform``, ``loss``, ``collector``, ``env``, ``replay_buffer``,
-``tensordict``, ``tensor``, ``optimizer``, ``scheduler``, ``distribution``. Anything else is unknown,
+``tensordict``, ``tensor``, ``optimizer``, ``scheduler``, ``distribution``, ``trainer``. Anything else is unknown,
 which the rules never report.
 """
 
@@ -47,6 +47,7 @@ class ApiModel:
         self._classes: dict[str, dict[str, Any]] = data["classes"]
         self._names: dict[str, str] = data["names"]
         self.tuple_fields: frozenset[str] = frozenset(data["tuple_fields"])
+        self._names_of_kind: dict[tuple[str, str], frozenset[str]] = {}
 
     # ----- classes -----
     def class_name(self, qualname: str) -> str | None:
@@ -57,6 +58,20 @@ class ApiModel:
     def class_kind(self, qualname: str) -> str | None:
         own = self.class_name(qualname)
         return self._classes[own]["kind"] if own is not None else None
+
+    def names_of_kind(self, kind: str, package: str) -> frozenset[str]:
+        """Short names of the classes of ``kind`` that ``package`` or a module under it defines or exports
+        (``names_of_kind("transform", "torchrl.envs")``: ``StepCounter``, ``Compose``, ...)."""
+        key = (kind, package)
+        found = self._names_of_kind.get(key)
+        if found is None:
+            prefix = package + "."
+            qualnames = [*self._classes, *self._names]
+            found = self._names_of_kind[key] = frozenset(
+                qualname.rpartition(".")[2] for qualname in qualnames
+                if qualname.startswith(prefix) and self.class_kind(qualname) == kind
+            )
+        return found
 
     def ancestry(self, qualname: str) -> list[str]:
         """The class and its modelled bases, nearest first (depth-first, each once)."""

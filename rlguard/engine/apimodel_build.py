@@ -31,8 +31,9 @@ MODULES = (
     "torch", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.linalg", "torch.special", "torch.fft",
     "torch.optim", "torch.optim.lr_scheduler", "torch.distributions",
     "tensordict", "tensordict.nn",
+    "tensordict.tensordict",  # the old import path of TensorDict and TensorDictBase, still served
     "torchrl.envs", "torchrl.envs.transforms", "torchrl.modules", "torchrl.objectives", "torchrl.collectors",
-    "torchrl.data", "torchrl.trainers",
+    "torchrl.data", "torchrl.data.datasets", "torchrl.trainers", "torchrl.trainers.algorithms",
 )
 
 # A class's kind is that of the first of these roots it derives from (more specific roots first).
@@ -51,6 +52,7 @@ _CLASS_KINDS = (
     ("torch.optim.Optimizer", "optimizer"),
     ("torch.optim.lr_scheduler.LRScheduler", "scheduler"),
     ("torch.distributions.Distribution", "distribution"),
+    ("torchrl.trainers.Trainer", "trainer"),
 )
 
 # Facts the annotations do not state: (class, method) -> kind.

@@ -21,14 +21,13 @@ from rlguard.rules.data import (
     RECURRENT_CONTEXT_MANAGER_SINCE,
     RECURRENT_CONTEXT_MANAGERS,
     RECURRENT_METHOD_RAISES_FROM,
-    RECURRENT_MODULES,
+    is_recurrent_module,
     is_torchrl_loss,
+    recurrent_module_names,
 )
 from rlguard.engine.types import method_call
 from rlguard.fix import recurrent_mode as planner
 from rlguard.fix.recurrent_mode import METHOD, code_text, short_text
-
-RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
 
 
 @functools.cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
@@ -329,7 +328,7 @@ class ManualRecurrentMode(Rule):
             return
         for alias in node.names:
             qualname = self.ctx.imports.names.get(alias.evaluated_alias or alias.evaluated_name)
-            if qualname in RECURRENT_MODULES:
+            if qualname is not None and is_recurrent_module(qualname):
                 self._mentions_recurrent = True
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -341,7 +340,7 @@ class ManualRecurrentMode(Rule):
         attr = node.attr.value
         if attr == METHOD:
             self._attr_names.add(id(node.attr))
-        elif attr in RECURRENT_NAMES and self.ctx.qualname(node) in RECURRENT_MODULES:
+        elif attr in recurrent_module_names() and is_recurrent_module(self.ctx.qualname(node) or ""):
             self._mentions_recurrent = True
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -387,7 +386,7 @@ class ManualRecurrentMode(Rule):
             return ("class", (name,), "")
         if kind == "self-attr":
             cls = ctx.current_class
-            if cls is not None and any(fact.callee in RECURRENT_MODULES for fact in cls.attrs.get(instance.attr or "", ())):
+            if cls is not None and any(is_recurrent_module(fact.callee or "") for fact in cls.attrs.get(instance.attr or "", ())):
                 return ("yes", (), "")
             return ("attr", (name, instance.attr or ""), "")
         if kind == "imported" and isinstance(node, cst.Name) and node.value in self._module_names:
@@ -409,7 +408,7 @@ class ManualRecurrentMode(Rule):
         """Verdict for an instance of (or the result of calling) ``qualname``."""
         if qualname is None:
             return ("unknown", (), "")
-        if qualname in RECURRENT_MODULES:
+        if is_recurrent_module(qualname):
             return ("yes", (), "")
         if qualname.startswith(LIBRARY_PREFIXES):
             return None  # torch, torchrl and tensordict classes other than these have no such method
@@ -420,7 +419,7 @@ class ManualRecurrentMode(Rule):
         """Verdict from one type an annotation admits; None when it says nothing useful."""
         if qualname.startswith(("builtins.", "typing.")):
             return None
-        if qualname in RECURRENT_MODULES:
+        if is_recurrent_module(qualname):
             return ("yes", (), "")
         if qualname.startswith(LIBRARY_PREFIXES):
             return None  # ``nn.Module`` and the like: a supertype, the receiver stays unknown
@@ -430,7 +429,7 @@ class ManualRecurrentMode(Rule):
     def leave_Module(self, node: cst.Module) -> None:
         if not self._candidates:
             return
-        fallback = (self._mentions_recurrent or self.ctx.imports.imports_any(RECURRENT_MODULES)) \
+        fallback = (self._mentions_recurrent or any(map(is_recurrent_module, self.ctx.imports.names.values()))) \
             and not self._defines_method
         standing = []
         for cand in self._candidates:
@@ -496,7 +495,7 @@ def _class_verdict(index: ProjectIndex, qualname: str, path: str, skip_self: boo
     Bases are searched depth first, as the MRO does for simple hierarchies: the first one that is
     torchrl's LSTMModule/GRUModule, or a linted class defining its own ``set_recurrent_mode``, decides.
     """
-    if qualname in RECURRENT_MODULES:
+    if is_recurrent_module(qualname):
         return "yes", ""
     linted = False
     for position, (name, facts) in enumerate(index.ancestry(qualname, near=path)):
@@ -504,7 +503,7 @@ def _class_verdict(index: ProjectIndex, qualname: str, path: str, skip_self: boo
             linted = facts is not None
             if skip_self:
                 continue
-        if name in RECURRENT_MODULES:
+        if is_recurrent_module(name):
             return "yes", f"`{_short_name(qualname)}` derives from `{_short_name(name)}`; "
         if facts is not None and METHOD in facts.methods:
             return "no", ""
