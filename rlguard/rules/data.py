@@ -4,18 +4,17 @@ Kept as data in one place, so a new TorchRL release means editing a table, not a
 Qualified names are the public import paths users write.
 
 Which library classes are transforms, replay buffers, trainers, recurrent modules or TensorDicts is
-not listed here: the API model (``engine/apimodel.json``, generated from the installed libraries'
-class hierarchy by ``python -m rlguard.engine.apimodel --write``) answers it, read on first use. The
-tables left are behaviour no class hierarchy states (who copies or pickles what, since which
-version), each with where it was read.
+not listed here: the API model answers it (``engine/apimodel.json`` and its small extract
+``engine/apimodel_classes.json``, generated from the installed libraries' class hierarchy by
+``python -m rlguard.engine.apimodel --write``), read on first use. The tables left are behaviour no
+class hierarchy states (who copies or pickles what, since which version), each with where it was read.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
-from rlguard.engine.apimodel import model
+from rlguard.engine.apimodel import KIND_PACKAGES, class_names, model
 
 # The default target lives in the engine; rules and tests read it here too.
 from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL
@@ -182,11 +181,13 @@ RECURRENT_CONTEXT_MANAGERS = frozenset(
 RECURRENT_METHOD_RAISES_FROM = (0, 8)
 # The context manager exists, and the method is deprecated, from torchrl 0.7 (pytorch/rl#2584).
 RECURRENT_CONTEXT_MANAGER_SINCE = (0, 7)
-# Module methods that return the module itself: ``LSTMModule(...).to(device)`` is still an LSTMModule.
+# Module methods that return the module itself: ``LSTMModule(...).to(device)`` is still an LSTMModule
+# (torch.nn.Module; the API model cannot tell for ``to``: only its overloads carry a return annotation).
 MODULE_METHODS_RETURNING_SELF = frozenset(
     {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "share_memory"}
 )
-# Module methods whose result does not depend on the recurrent mode (weights, device, train/eval).
+# Module methods whose result does not depend on the recurrent mode (weights, device, train/eval): behaviour
+# of torch.nn.Module that torchrl's recurrent modules do not override (torchrl 0.14.1).
 MODE_INDEPENDENT_MODULE_METHODS = frozenset(
     {
         "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict",
@@ -199,22 +200,21 @@ LIBRARY_PREFIXES = ("torch.", "torchrl.", "tensordict.")
 
 
 # ----- library classes, from the API model -----
-def _library_class(qualname: str, kind: str, package: str) -> bool:
-    """A class of ``kind`` (in the API model) imported from ``package`` or any module under it, by its
+def _library_class(qualname: str, kind: str) -> bool:
+    """A class of ``kind`` imported from its package (``KIND_PACKAGES``) or any module under it, by its
     name: users import from public and private modules alike. A class of that name elsewhere is not one."""
     module, _, name = qualname.rpartition(".")
-    return (module + ".").startswith(package + ".") and name in model().names_of_kind(kind, package)
+    return (module + ".").startswith(KIND_PACKAGES[kind] + ".") and name in class_names()[kind]
 
 
 def is_recurrent_module(qualname: str) -> bool:
     """torchrl's LSTMModule or GRUModule (or a torchrl subclass), whose set_recurrent_mode() method was
     deprecated in 0.7, then removed (0.8)."""
-    return _library_class(qualname, "recurrent", "torchrl.modules")
+    return _library_class(qualname, "recurrent")
 
 
-@functools.cache
 def recurrent_module_names() -> frozenset[str]:
-    return model().names_of_kind("recurrent", "torchrl.modules")
+    return class_names()["recurrent"]
 
 
 def is_torchrl_loss(qualname: str) -> bool:
@@ -222,7 +222,7 @@ def is_torchrl_loss(qualname: str) -> bool:
     module, _, name = qualname.rpartition(".")
     return name.endswith("Loss") and (module + ".").startswith(tuple(m + "." for m in LOSS_MODULES))
 
-# Trainer hook destinations accepted by Trainer.register_op.
+# Trainer hook destinations accepted by Trainer.register_op (torchrl's sources: the original ones, and those 0.14 added).
 TRAINER_HOOKS_ORIGINAL = (
     "batch_process", "pre_optim_steps", "process_optim_batch", "post_loss", "optimizer",
     "post_steps", "post_optim", "pre_steps_log", "post_steps_log", "post_optim_log",
@@ -258,12 +258,12 @@ def is_tensordict_type(qualname: str) -> bool:
 
 def is_torchrl_trainer(qualname: str) -> bool:
     """torchrl's Trainer or one of the Trainer subclasses it ships (``PPOTrainer``, ...)."""
-    return _library_class(qualname, "trainer", "torchrl.trainers")
+    return _library_class(qualname, "trainer")
 
 
 def is_replay_buffer(qualname: str) -> bool:
     """A torchrl replay buffer, or a dataset built on one: both accept ``transform=``."""
-    return _library_class(qualname, "replay_buffer", "torchrl.data")
+    return _library_class(qualname, "replay_buffer")
 
 
 def trainer_hooks_for(target: tuple[int, ...]) -> tuple[str, ...]:
@@ -286,13 +286,12 @@ def is_tensordict_class(qualname: str) -> bool:
 
 def is_torchrl_transform(qualname: str) -> bool:
     """A transform class from torchrl.envs or torchrl.envs.transforms (any submodule)."""
-    return _library_class(qualname, "transform", "torchrl.envs")
+    return _library_class(qualname, "transform")
 
 
-@functools.cache
 def torchrl_transform_names() -> frozenset[str]:
     """The names of torchrl's transform classes (``Transform``, ``StepCounter``, ``Compose``, ...)."""
-    return model().names_of_kind("transform", "torchrl.envs")
+    return class_names()["transform"]
 
 
 # JSON encoders: (module, functions that serialise, keyword that makes tensors safe).

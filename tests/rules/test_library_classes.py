@@ -18,7 +18,7 @@ from rlguard.rules.data import (
     is_torchrl_transform,
     torchrl_transform_names,
 )
-from rlguard.engine.apimodel import model
+from rlguard.engine.apimodel import class_names
 from rlguard.testing import check_source
 
 torch = pytest.importorskip("torch")
@@ -52,14 +52,14 @@ def test_replay_buffer_names_are_exactly_the_buffers_torchrl_data_exports():
     from torchrl.data import ReplayBuffer
 
     exported = _exported(("torchrl.data", "torchrl.data.datasets"), ReplayBuffer)
-    assert model().names_of_kind("replay_buffer", "torchrl.data") == exported
+    assert class_names()["replay_buffer"] == exported
 
 
 def test_trainer_names_are_exactly_the_trainers_torchrl_exports():
     from torchrl.trainers import Trainer
 
     exported = _exported(("torchrl.trainers", "torchrl.trainers.algorithms"), Trainer)
-    assert model().names_of_kind("trainer", "torchrl.trainers") == exported
+    assert class_names()["trainer"] == exported
     assert all(is_torchrl_trainer(f"torchrl.trainers.algorithms.{name}") for name in exported)
 
 
