@@ -10,8 +10,7 @@ the user to do by hand where no fix is safe to offer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.lazy import cst
@@ -29,9 +28,9 @@ FALSE = "false"  # a ``set_recurrent_mode(False)`` statement: delete it
 SUPER = "super"  # ``super().set_recurrent_mode(...)``: the parent method is gone
 
 
-@dataclass
-class Site:
-    """One reported call; ``plan_fixes`` fills ``fix`` and ``remedy``."""
+# Named tuples, not dataclasses: every run imports this module, and a dataclass costs ~0.5 ms to create.
+class Site(NamedTuple):
+    """One reported call."""
 
     call: cst.Call
     receiver: cst.BaseExpression
@@ -41,24 +40,30 @@ class Site:
     super_call: bool  # ``super().set_recurrent_mode(...)``
     # What the finding needs from other files; calls on one receiver pair up only when these agree.
     requires: tuple[Requirement, ...] = ()
-    fix: Fix | None = None
+
+
+class Plan(NamedTuple):
+    """What becomes of a site: the remedy the message gives, and the fix, if one is safe to offer."""
+
     remedy: str = MANUAL
+    fix: Fix | None = None
 
 
-@dataclass(frozen=True)
-class Knowledge:
+class Knowledge(NamedTuple):
     """What the planner needs to know of the file and of torchrl; the rule supplies it."""
 
     resolve: Callable[[cst.BaseExpression], str | None]  # the qualified name an expression refers to
     context_managers: frozenset[str]  # ``set_recurrent_mode`` the context manager, under its import paths
     is_loss: Callable[[str], bool]  # a torchrl loss class: it runs recurrent mode by itself
     is_wrapper: Callable[[str], bool]  # a module class that holds and calls the modules it is given
-    mode_independent: frozenset[str] = field(default_factory=frozenset)  # methods whose result ignores the mode
+    mode_independent: frozenset[str] = frozenset()  # methods whose result ignores the mode
 
 
-def plan_fixes(module: cst.Module, sites: list[Site], knowledge: Knowledge) -> None:
-    """Work out the fix and the by-hand remedy of each site of ``module``."""
-    _Planner(module, sites, knowledge).plan()
+def plan_fixes(module: cst.Module, sites: list[Site], knowledge: Knowledge) -> list[Plan]:
+    """The fix and the by-hand remedy of each site of ``module``, in order."""
+    planner = _Planner(module, sites, knowledge)
+    planner.plan()
+    return [planner.plans.get(id(site), Plan()) for site in sites]
 
 
 def code_text(node: cst.CSTNode) -> str:
@@ -144,6 +149,7 @@ class _Planner:
                 stack.append(child)
         self._positions: dict[int, dict[int, int]] = {}
         self._names: dict[int, dict[str, list[cst.Name]]] = {}
+        self.plans: dict[int, Plan] = {}  # by id of the site
 
     def plan(self) -> None:
         bare: dict[int, Site] = {}
@@ -158,9 +164,9 @@ class _Planner:
                 if id(cand) not in consumed:
                     self._statement_form(cand, statement, bare, consumed)
             elif cand.super_call:
-                cand.remedy = SUPER
+                self.plans[id(cand)] = Plan(SUPER)
             else:
-                cand.remedy = MANUAL
+                self.plans[id(cand)] = Plan(MANUAL)
                 if cand.mode is True and not cand.in_class_body:
                     self._value_form(cand)
 
@@ -192,10 +198,10 @@ class _Planner:
         following statements in ``with set_recurrent_mode(True):`` is not offered: that changes what
         they compute, and raises ValueError on single steps (recurrent mode needs a time dimension)."""
         if opener.super_call:
-            opener.remedy = SUPER
+            self.plans[id(opener)] = Plan(SUPER)
             return
         if opener.mode is not True:
-            opener.remedy = FALSE if opener.mode is False else MANUAL
+            self.plans[id(opener)] = Plan(FALSE if opener.mode is False else MANUAL)
             return
         block = self._parent(line)
         assert isinstance(block, (cst.IndentedBlock, cst.Module))
@@ -215,7 +221,7 @@ class _Planner:
         removed = [line] if closing is None else [line, self._statement(closing)]
         kept = [i for i, s in enumerate(body) if i > at and all(s is not r for r in removed)]
         if not kept:
-            opener.remedy = REMOVE  # removing the last statement of the block would leave it empty
+            self.plans[id(opener)] = Plan(REMOVE)  # removing the last statement of the block would leave it empty
             return
         comment = _statement_form_comment(short_text(opener.call, 60), short_text(opener.receiver, 40), closing is not None)
         moved: dict[int, list[cst.EmptyLine]] = {kept[0]: [*_comment_lines(line), *comment]}
@@ -237,12 +243,11 @@ class _Planner:
             f"`with {METHOD}(True):`, and rlguard cannot tell which do.",
             tuple(edits),
         )
-        opener.remedy = REMOVE
+        self.plans[id(opener)] = Plan(REMOVE, fix)
+        consumed.add(id(opener))
         if closing is not None:
-            closing.remedy = FALSE
-        for cand in [opener] if closing is None else [opener, closing]:
-            cand.fix = fix
-            consumed.add(id(cand))
+            self.plans[id(closing)] = Plan(FALSE, fix)
+            consumed.add(id(closing))
 
     def _statement(self, cand: Site) -> cst.SimpleStatementLine:
         line = self._parent(self._parent(cand.call))  # type: ignore[arg-type]
@@ -277,8 +282,7 @@ class _Planner:
         if loss:
             parts.append("Passing it to a torchrl loss needs no wrap: losses run in recurrent mode by themselves.")
         parts.append("Unsafe: the value is now the module itself, not a copy, and it runs step by step.")
-        cand.fix = Fix("unsafe", " ".join(parts), (Edit(statement, fixed),))
-        cand.remedy = VALUE
+        self.plans[id(cand)] = Plan(VALUE, Fix("unsafe", " ".join(parts), (Edit(statement, fixed),)))
 
     def _flow(self, node: cst.CSTNode, scope: cst.CSTNode, depth: int):
         """Where the recurrent value ``node`` goes: (statements to wrap, reaches a loss, names called),

@@ -82,10 +82,8 @@ HOWTO = {planner.REMOVE: HOW_REMOVE, planner.VALUE: HOW_VALUE, planner.MANUAL: H
          planner.SUPER: HOW_SUPER}
 
 
-@dataclass
-class _Candidate:
-    site: planner.Site  # the call, as the fix planner sees it
-    verdict: Verdict
+# A call found, as the fix planner sees it, and what the rule knows of its receiver.
+_Candidate = tuple[planner.Site, Verdict]
 
 
 class ManualRecurrentMode(Rule):
@@ -354,7 +352,7 @@ class ManualRecurrentMode(Rule):
             return
         site = planner.Site(node, func.value, _literal_mode(node), self.ctx.current_function, self.ctx.in_class_body(),
                             super_call=verdict[0] == "super")
-        self._candidates.append(_Candidate(site, verdict))
+        self._candidates.append((site, verdict))
 
     # ----- what the receiver is -----
     def _classify(self, node: cst.BaseExpression, depth: int = 0) -> Verdict | None:
@@ -431,27 +429,26 @@ class ManualRecurrentMode(Rule):
             return
         fallback = (self._mentions_recurrent or any(map(is_recurrent_module, self.ctx.imports.names.values()))) \
             and not self._defines_method
-        standing = []
-        for cand in self._candidates:
-            kind, args, _ = cand.verdict
+        standing: list[_Candidate] = []
+        for site, verdict in self._candidates:
+            kind, args, _ = verdict
             if kind == "unknown" and not fallback:
                 continue
             if kind == "class":
-                cand.site.requires = (RecurrentClass(args[0], fallback),)
+                site = site._replace(requires=(RecurrentClass(args[0], fallback),))
             elif kind == "attr":
-                cand.site.requires = (RecurrentAttr(args[0], args[1], fallback),)
+                site = site._replace(requires=(RecurrentAttr(args[0], args[1], fallback),))
             elif kind == "super":
-                cand.site.requires = (RecurrentSuper(args[0]),)
-            standing.append(cand)
+                site = site._replace(requires=(RecurrentSuper(args[0]),))
+            standing.append((site, verdict))
         if not standing:
             return
-        planner.plan_fixes(node, [cand.site for cand in standing], self._knowledge())
-        for cand in standing:
-            site = cand.site
+        plans = planner.plan_fixes(node, [site for site, _ in standing], self._knowledge())
+        for (site, verdict), plan in zip(standing, plans, strict=True):
             # Why the receiver is recurrent (``X` derives from `LSTMModule`; ``) opens the remedy.
-            what = "{what}" if site.requires else cand.verdict[2]
-            remedy = what + HOWTO[site.remedy].replace("{recv}", short_text(site.receiver, 40))
-            self.report(site.call, self._message(site), remedy=remedy, fix=site.fix, requires=site.requires)
+            what = "{what}" if site.requires else verdict[2]
+            remedy = what + HOWTO[plan.remedy].replace("{recv}", short_text(site.receiver, 40))
+            self.report(site.call, self._message(site), remedy=remedy, fix=plan.fix, requires=site.requires)
 
     def _knowledge(self) -> planner.Knowledge:
         return planner.Knowledge(self.ctx.imports.resolve, RECURRENT_CONTEXT_MANAGERS, is_torchrl_loss,

@@ -441,8 +441,7 @@ def _planned(source: str, wrappers: frozenset[str]) -> list:
              and node.func.attr.value == "set_recurrent_mode"]
     sites = [Site(call, call.func.value, call.args[0].value.value == "True", None, False, super_call=False)
              for call in calls]
-    plan_fixes(module, sites, knowledge)
-    return sites
+    return plan_fixes(module, sites, knowledge)
 
 
 def _walk(node):
@@ -460,15 +459,15 @@ VALUE_THROUGH_A_WRAPPER = """\
 def test_planner_follows_the_value_through_the_wrappers_it_is_told_of():
     from rlguard.fix.recurrent_mode import VALUE
 
-    (site,) = _planned(VALUE_THROUGH_A_WRAPPER, frozenset({"tensordict.nn.TensorDictSequential"}))
-    assert site.remedy == VALUE and site.fix is not None and site.fix.applicability == "unsafe"
+    (plan,) = _planned(VALUE_THROUGH_A_WRAPPER, frozenset({"tensordict.nn.TensorDictSequential"}))
+    assert plan.remedy == VALUE and plan.fix is not None and plan.fix.applicability == "unsafe"
 
 
 def test_planner_offers_no_fix_through_a_callee_it_does_not_know():
     from rlguard.fix.recurrent_mode import MANUAL
 
-    (site,) = _planned(VALUE_THROUGH_A_WRAPPER, frozenset())
-    assert site.remedy == MANUAL and site.fix is None
+    (plan,) = _planned(VALUE_THROUGH_A_WRAPPER, frozenset())
+    assert plan.remedy == MANUAL and plan.fix is None
 
 
 def test_planner_pairs_a_statement_with_its_matching_false_into_one_fix():
