@@ -153,3 +153,35 @@ def test_a_user_buffer_of_the_same_name_is_not_one():
     source = DATASET.format(import_line="from my_data import BaseDatasetExperienceReplay")
     my_data = "class BaseDatasetExperienceReplay:\n    def __init__(self, **kwargs):\n        pass\n"
     assert rlg004(source, extra_files={"my_data.py": my_data}) == []
+
+
+# ----- any TensorDict class of tensordict, as an annotation -----
+
+HELPER = """\
+    from tensordict import TensorDict
+    from tensordict import {annotation}
+    from torchrl.envs import Transform
+
+
+    class T(Transform):
+        def forward(self, td):
+            return self._out(7, td)
+
+        def _out(self, size, data: {annotation}):
+            return TensorDict({{"x": data["x"]}}, [])
+"""
+
+
+@pytest.mark.parametrize("annotation", ["TensorDictBase", "LazyStackedTensorDict"])
+def test_a_parameter_annotated_with_a_tensordict_class_gets_the_device_fix(annotation):
+    import tensordict
+
+    assert issubclass(getattr(tensordict, annotation), tensordict.TensorDictBase)
+    (finding,) = rlg004(HELPER.format(annotation=annotation))
+    assert finding.fix is not None and finding.fix.applicability == "safe"
+
+
+def test_a_parameter_annotated_with_another_tensordict_name_gets_no_fix():
+    source = HELPER.format(annotation="TensorDictParams")  # an nn.Module holding parameters, not the data
+    (finding,) = rlg004(source)
+    assert finding.fix is None
