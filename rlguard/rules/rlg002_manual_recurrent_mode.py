@@ -427,7 +427,7 @@ class ManualRecurrentMode(Rule):
     def leave_Module(self, node: cst.Module) -> None:
         if not self._candidates:
             return
-        fallback = (self._mentions_recurrent or any(map(is_recurrent_module, self.ctx.imports.names.values()))) \
+        fallback = (self._mentions_recurrent or self.ctx.imports.imports_any(is_recurrent_module)) \
             and not self._defines_method
         standing: list[_Candidate] = []
         for site, verdict in self._candidates:
