@@ -1,14 +1,16 @@
 """The libraries' types as data: what torch, tensordict and torchrl functions, methods and classes give.
 
 ``apimodel.json`` is generated from the installed libraries by ``python -m rlguard.engine.apimodel --write``
-(see ``apimodel_build``); this module only reads it, and never imports torch.
+(see ``apimodel_build``); this module only reads it, and never imports torch. The same command writes
+``apimodel_classes.json``, a small extract: the names of the library's transforms, replay buffers, trainers
+and recurrent modules, which the pre-filter needs on every run (the whole model, only some files need).
 
 Kinds of values: ``tensor``; ``tensors`` (a tuple or list of tensors); ``tensor_iter`` (an iterator of
 tensors, or of (name, tensor) pairs: ``parameters()``); ``bulk`` (a dict of tensors: ``state_dict()``);
 ``tensordict``; ``td_iter`` (an iterator of TensorDicts: a collector); ``self`` (the receiver's own
 class); ``value`` (plain Python values). Classes have kinds of their own: ``module``, ``tdmodule``,
 ``recurrent`` (LSTMModule/GRUModule), ``transform``, ``loss``, ``collector``, ``env``, ``replay_buffer``,
-``tensordict``, ``tensor``, ``optimizer``, ``scheduler``, ``distribution``. Anything else is unknown,
+``tensordict``, ``tensor``, ``optimizer``, ``scheduler``, ``distribution``, ``trainer``. Anything else is unknown,
 which the rules never report.
 """
 
@@ -23,6 +25,11 @@ from typing import Any
 from collections.abc import Mapping
 
 MODEL_PATH = Path(__file__).with_name("apimodel.json")
+CLASSES_PATH = Path(__file__).with_name("apimodel_classes.json")
+# Where each kind of class lives: a rule recognises one by its name under that package, whatever module
+# users import it from (``torchrl.envs.StepCounter``, ``torchrl.envs.transforms.transforms.StepCounter``).
+KIND_PACKAGES = {"recurrent": "torchrl.modules", "transform": "torchrl.envs", "replay_buffer": "torchrl.data",
+                 "trainer": "torchrl.trainers"}
 TENSOR = "torch.Tensor"
 TENSORDICT = "tensordict.TensorDictBase"
 
@@ -47,6 +54,7 @@ class ApiModel:
         self._classes: dict[str, dict[str, Any]] = data["classes"]
         self._names: dict[str, str] = data["names"]
         self.tuple_fields: frozenset[str] = frozenset(data["tuple_fields"])
+        self._names_of_kind: dict[tuple[str, str], frozenset[str]] = {}
 
     # ----- classes -----
     def class_name(self, qualname: str) -> str | None:
@@ -57,6 +65,20 @@ class ApiModel:
     def class_kind(self, qualname: str) -> str | None:
         own = self.class_name(qualname)
         return self._classes[own]["kind"] if own is not None else None
+
+    def names_of_kind(self, kind: str, package: str) -> frozenset[str]:
+        """Short names of the classes of ``kind`` that ``package`` or a module under it defines or exports
+        (``names_of_kind("transform", "torchrl.envs")``: ``StepCounter``, ``Compose``, ...)."""
+        key = (kind, package)
+        found = self._names_of_kind.get(key)
+        if found is None:
+            prefix = package + "."
+            qualnames = [*self._classes, *self._names]
+            found = self._names_of_kind[key] = frozenset(
+                qualname.rpartition(".")[2] for qualname in qualnames
+                if qualname.startswith(prefix) and self.class_kind(qualname) == kind
+            )
+        return found
 
     def ancestry(self, qualname: str) -> list[str]:
         """The class and its modelled bases, nearest first (depth-first, each once)."""
@@ -127,6 +149,13 @@ def _fits(overload: Overload, shape: CallShape) -> bool:
     # A flag written as True/False picks its overloads (``nonzero(x, as_tuple=True)``); any other value fits both.
     return all(shape.keywords[name] == wanted for name, wanted in literals.items()
                if shape.keywords.get(name) is not None)
+
+
+@cache
+def class_names() -> dict[str, frozenset[str]]:
+    """Short names of the library's classes of each kind of ``KIND_PACKAGES`` (read once per process)."""
+    data = json.loads(CLASSES_PATH.read_text(encoding="utf-8"))
+    return {kind: frozenset(names) for kind, names in data["names"].items()}
 
 
 @cache

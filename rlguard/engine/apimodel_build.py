@@ -31,8 +31,9 @@ MODULES = (
     "torch", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.linalg", "torch.special", "torch.fft",
     "torch.optim", "torch.optim.lr_scheduler", "torch.distributions",
     "tensordict", "tensordict.nn",
+    "tensordict.tensordict",  # the old import path of TensorDict and TensorDictBase, still served
     "torchrl.envs", "torchrl.envs.transforms", "torchrl.modules", "torchrl.objectives", "torchrl.collectors",
-    "torchrl.data", "torchrl.trainers",
+    "torchrl.data", "torchrl.data.datasets", "torchrl.trainers", "torchrl.trainers.algorithms",
 )
 
 # A class's kind is that of the first of these roots it derives from (more specific roots first).
@@ -51,6 +52,7 @@ _CLASS_KINDS = (
     ("torch.optim.Optimizer", "optimizer"),
     ("torch.optim.lr_scheduler.LRScheduler", "scheduler"),
     ("torch.distributions.Distribution", "distribution"),
+    ("torchrl.trainers.Trainer", "trainer"),
 )
 
 # Facts the annotations do not state: (class, method) -> kind.
@@ -379,17 +381,29 @@ def render(model: dict[str, Any]) -> str:
     return json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    from rlguard.engine.apimodel import MODEL_PATH
+def render_classes(model: dict[str, Any]) -> str:
+    """``apimodel_classes.json``: for each kind of ``KIND_PACKAGES``, the names of its classes, from the model."""
+    from rlguard.engine.apimodel import KIND_PACKAGES, ApiModel
 
-    text = render(build_model())
+    reader = ApiModel(model)
+    names = {kind: sorted(reader.names_of_kind(kind, package)) for kind, package in KIND_PACKAGES.items()}
+    return json.dumps({"versions": model["versions"], "packages": KIND_PACKAGES, "names": names}, sort_keys=True,
+                      indent=0) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    from rlguard.engine.apimodel import CLASSES_PATH, MODEL_PATH
+
+    model = build_model()
+    outputs = {MODEL_PATH: render(model), CLASSES_PATH: render_classes(model)}
     if "--write" in argv:
-        MODEL_PATH.write_text(text, encoding="utf-8")
-        print(f"wrote {MODEL_PATH} ({len(text)} bytes)")
+        for path, text in outputs.items():
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path} ({len(text)} bytes)")
         return 0
-    current = MODEL_PATH.read_text(encoding="utf-8") if MODEL_PATH.exists() else ""
-    print("up to date" if current == text else "stale: run python -m rlguard.engine.apimodel --write")
-    return 0 if current == text else 1
+    stale = [path for path, text in outputs.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
+    print("stale: run python -m rlguard.engine.apimodel --write" if stale else "up to date")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ This replaces libcst's Scope/QualifiedName providers, which cost several times t
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 
 from rlguard.engine.lazy import cst
 
@@ -99,5 +100,6 @@ class ImportTable:
         dotted = dotted_name(node)
         return self.resolve_dotted(dotted) if dotted else None
 
-    def imports_any(self, qualnames: frozenset[str]) -> bool:
-        return any(v in qualnames for v in self.names.values())
+    def imports_any(self, wanted: Callable[[str], bool]) -> bool:
+        """Whether the file imports a name whose qualified name is ``wanted``."""
+        return any(map(wanted, self.names.values()))

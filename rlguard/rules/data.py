@@ -2,11 +2,19 @@
 
 Kept as data in one place, so a new TorchRL release means editing a table, not a visitor.
 Qualified names are the public import paths users write.
+
+Which library classes are transforms, replay buffers, trainers, recurrent modules or TensorDicts is
+not listed here: the API model answers it (``engine/apimodel.json`` and its small extract
+``engine/apimodel_classes.json``, generated from the installed libraries' class hierarchy by
+``python -m rlguard.engine.apimodel --write``), read on first use. The tables left are behaviour no
+class hierarchy states (who copies or pickles what, since which version), each with where it was read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from rlguard.engine.apimodel import KIND_PACKAGES, class_names, model
 
 # The default target lives in the engine; rules and tests read it here too.
 from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL
@@ -42,10 +50,11 @@ COLLECTOR_OLD_NAME_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 # Collectors that run the policy in the calling process: they deep-copy it only to move it to
-# ``policy_device``/``device``.
+# ``policy_device``/``device`` (read from torchrl 0.14.1's collectors, with the pre-0.11 names).
 SINGLE_PROCESS_COLLECTORS = frozenset({"Collector", "SyncDataCollector"})
-# Collectors that send the policy to other processes (pickled, whatever the device). AsyncCollector
-# (aSyncDataCollector) is a MultiAsyncCollector with one worker process: it pickles the policy too.
+# Collectors that send the policy to other processes (pickled, whatever the device), read from torchrl
+# 0.14.1's sources with the pre-0.11 names. AsyncCollector (aSyncDataCollector) is a MultiAsyncCollector
+# with one worker process: it pickles the policy too.
 MULTI_PROCESS_COLLECTORS = frozenset(
     {
         "AsyncCollector", "aSyncDataCollector", "RayCollector",
@@ -57,7 +66,7 @@ MULTI_PROCESS_COLLECTORS = frozenset(
 # Not listed: AsyncBatchedCollector serves a ``policy=`` from a thread of the calling process
 # (only ``policy_factory=`` reaches an inference process), so it neither copies nor pickles it.
 
-# Losses whose constructor deep-copies the networks it is given (torchrl >= 0.5).
+# Losses whose constructor deep-copies the networks it is given (torchrl >= 0.5; read from 0.5-0.14.1 sources).
 # Before 0.5, convert_to_functional copied in every loss constructor.
 DEEPCOPYING_LOSSES = frozenset({"DDPGLoss", "DiscreteCQLLoss", "QMixerLoss"})
 ALL_LOSSES_COPY_BEFORE = (0, 5)
@@ -79,7 +88,8 @@ LOSS_NETWORK_PARAMETERS: dict[str, tuple[str, ...]] = {
     "GAILLoss": ("discriminator_network",),
 }
 
-# Modules that hold the policy they wrap: an uncopyable inner module makes them uncopyable.
+# Modules that hold the policy they wrap: an uncopyable inner module makes them uncopyable (constructors
+# read from tensordict/torchrl 0.14.1; RLG001 knows the keyword each takes its modules by).
 POLICY_WRAPPERS = frozenset(
     {
         "tensordict.nn.TensorDictModule", "tensordict.nn.TensorDictSequential", "tensordict.nn.Seq",
@@ -159,14 +169,7 @@ UNCOPYABLE_ALIASES = {"torch.multiprocessing.": "multiprocessing."}
 COPY_HOOKS = frozenset({"__deepcopy__", "__getstate__", "__reduce__", "__reduce_ex__"})
 UNCOPYABLE_MARKERS = frozenset({"rlguard.runtime.uncopyable", "rlguard.runtime.marker.uncopyable"})
 
-# Recurrent modules whose set_recurrent_mode() method was deprecated, then removed (0.8).
-RECURRENT_MODULES = frozenset(
-    {
-        "torchrl.modules.LSTMModule", "torchrl.modules.GRUModule",
-        "torchrl.modules.tensordict_module.LSTMModule", "torchrl.modules.tensordict_module.GRUModule",
-        "torchrl.modules.tensordict_module.rnn.LSTMModule", "torchrl.modules.tensordict_module.rnn.GRUModule",
-    }
-)
+# The context manager's import paths (torchrl 0.7-0.14.1) and rlguard's backport.
 RECURRENT_CONTEXT_MANAGERS = frozenset(
     {
         "torchrl.modules.set_recurrent_mode", "torchrl.modules.tensordict_module.set_recurrent_mode",
@@ -178,11 +181,13 @@ RECURRENT_CONTEXT_MANAGERS = frozenset(
 RECURRENT_METHOD_RAISES_FROM = (0, 8)
 # The context manager exists, and the method is deprecated, from torchrl 0.7 (pytorch/rl#2584).
 RECURRENT_CONTEXT_MANAGER_SINCE = (0, 7)
-# Module methods that return the module itself: ``LSTMModule(...).to(device)`` is still an LSTMModule.
+# Module methods that return the module itself: ``LSTMModule(...).to(device)`` is still an LSTMModule
+# (torch.nn.Module; the API model cannot tell for ``to``: only its overloads carry a return annotation).
 MODULE_METHODS_RETURNING_SELF = frozenset(
     {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "share_memory"}
 )
-# Module methods whose result does not depend on the recurrent mode (weights, device, train/eval).
+# Module methods whose result does not depend on the recurrent mode (weights, device, train/eval): behaviour
+# of torch.nn.Module that torchrl's recurrent modules do not override (torchrl 0.14.1).
 MODE_INDEPENDENT_MODULE_METHODS = frozenset(
     {
         "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict",
@@ -190,8 +195,26 @@ MODE_INDEPENDENT_MODULE_METHODS = frozenset(
         "train", "eval", "requires_grad_",
     }
 )
-# Names whose classes never carry set_recurrent_mode unless listed in RECURRENT_MODULES.
+# Names whose classes never carry set_recurrent_mode unless they are recurrent modules (is_recurrent_module).
 LIBRARY_PREFIXES = ("torch.", "torchrl.", "tensordict.")
+
+
+# ----- library classes, from the API model -----
+def _library_class(qualname: str, kind: str) -> bool:
+    """A class of ``kind`` imported from its package (``KIND_PACKAGES``) or any module under it, by its
+    name: users import from public and private modules alike. A class of that name elsewhere is not one."""
+    module, _, name = qualname.rpartition(".")
+    return (module + ".").startswith(KIND_PACKAGES[kind] + ".") and name in class_names()[kind]
+
+
+def is_recurrent_module(qualname: str) -> bool:
+    """torchrl's LSTMModule or GRUModule (or a torchrl subclass), whose set_recurrent_mode() method was
+    deprecated in 0.7, then removed (0.8)."""
+    return _library_class(qualname, "recurrent")
+
+
+def recurrent_module_names() -> frozenset[str]:
+    return class_names()["recurrent"]
 
 
 def is_torchrl_loss(qualname: str) -> bool:
@@ -199,7 +222,7 @@ def is_torchrl_loss(qualname: str) -> bool:
     module, _, name = qualname.rpartition(".")
     return name.endswith("Loss") and (module + ".").startswith(tuple(m + "." for m in LOSS_MODULES))
 
-# Trainer hook destinations accepted by Trainer.register_op.
+# Trainer hook destinations accepted by Trainer.register_op (torchrl's sources: the original ones, and those 0.14 added).
 TRAINER_HOOKS_ORIGINAL = (
     "batch_process", "pre_optim_steps", "process_optim_batch", "post_loss", "optimizer",
     "post_steps", "post_optim", "pre_steps_log", "post_steps_log", "post_optim_log",
@@ -215,16 +238,9 @@ TRAINER_HOOKS_BY_VERSION: tuple[tuple[tuple[int, ...], tuple[str, ...]], ...] = 
     ),
     ((0, 0), TRAINER_HOOKS_ORIGINAL),
 )
+# The hook base class's import paths (torchrl 0.14.1); RLG005 reads hooks' MRO up to it.
 TRAINER_HOOK_BASES = frozenset({"torchrl.trainers.TrainerHookBase", "torchrl.trainers.trainers.TrainerHookBase"})
 TRAINER_HOOK_METHODS = ("state_dict", "load_state_dict", "register")
-TRAINER_CLASSES = frozenset({"torchrl.trainers.Trainer", "torchrl.trainers.trainers.Trainer"})
-# Trainer subclasses torchrl ships (torchrl.trainers.algorithms, 0.14.1): receivers built from them are Trainers.
-TORCHRL_TRAINER_SUBCLASSES = frozenset(
-    {
-        "A2CTrainer", "CQLTrainer", "DDPGTrainer", "DQNTrainer", "GRPOTrainer", "IQLTrainer", "OfflineToOnlineTrainer",
-        "OnPolicyTrainer", "PPOTrainer", "ReinforceTrainer", "SACTrainer", "TD3Trainer",
-    }
-)
 # Methods torchrl calls with the TensorDicts a transform works on, and how many of their first
 # parameters after ``self`` are such TensorDicts (torchrl 0.14.1 Transform; ``_reset`` gets the input
 # and the reset TensorDict, ``_step`` the root and the "next" one). ``_reset_env_preprocess`` is left
@@ -233,33 +249,21 @@ TRANSFORM_TENSORDICT_METHODS: dict[str, int] = {
     "_call": 1, "forward": 1, "_inv_call": 1, "inv": 1, "transform_fake_tensordict": 1,
     "_reset": 2, "_reset_on_native_autoreset": 2, "_step": 2, "_post_step_mdp_hooks": 2,
 }
-TENSORDICT_ANNOTATIONS = frozenset(
-    {
-        "tensordict.TensorDictBase", "tensordict.base.TensorDictBase", "tensordict.TensorDict",
-        "tensordict._td.TensorDict", "tensordict.tensordict.TensorDict", "tensordict.tensordict.TensorDictBase",
-    }
-)
-# Replay buffers (and datasets built on them) that accept ``transform=`` (torchrl.data, 0.14.1).
-REPLAY_BUFFER_CLASSES = frozenset(
-    {
-        "ReplayBuffer", "TensorDictReplayBuffer", "PrioritizedReplayBuffer", "TensorDictPrioritizedReplayBuffer",
-        "ReplayBufferEnsemble", "RemoteTensorDictReplayBuffer", "RayReplayBuffer", "HERReplayBuffer",
-        "AtariDQNExperienceReplay", "D4RLExperienceReplay", "GenDGRLExperienceReplay", "LeRobotExperienceReplay",
-        "MinariExperienceReplay", "OpenMLExperienceReplay", "OpenXExperienceReplay", "RobosetExperienceReplay",
-        "VD4RLExperienceReplay",
-    }
-)
+
+
+def is_tensordict_type(qualname: str) -> bool:
+    """A TensorDict class of tensordict (``TensorDictBase``, ``TensorDict``, ``LazyStackedTensorDict``, ...)."""
+    return qualname.startswith("tensordict.") and model().class_kind(qualname) == "tensordict"
 
 
 def is_torchrl_trainer(qualname: str) -> bool:
-    """torchrl's Trainer or one of the Trainer subclasses it ships."""
-    module, _, name = qualname.rpartition(".")
-    return qualname in TRAINER_CLASSES or (name in TORCHRL_TRAINER_SUBCLASSES and module.startswith("torchrl.trainers"))
+    """torchrl's Trainer or one of the Trainer subclasses it ships (``PPOTrainer``, ...)."""
+    return _library_class(qualname, "trainer")
 
 
 def is_replay_buffer(qualname: str) -> bool:
-    module, _, name = qualname.rpartition(".")
-    return name in REPLAY_BUFFER_CLASSES and (module + ".").startswith("torchrl.data.")
+    """A torchrl replay buffer, or a dataset built on one: both accept ``transform=``."""
+    return _library_class(qualname, "replay_buffer")
 
 
 def trainer_hooks_for(target: tuple[int, ...]) -> tuple[str, ...]:
@@ -269,37 +273,25 @@ def trainer_hooks_for(target: tuple[int, ...]) -> tuple[str, ...]:
     return TRAINER_HOOKS_ORIGINAL
 
 
-# Transform classes torchrl exports from torchrl.envs and torchrl.envs.transforms (0.14.1).
-TORCHRL_TRANSFORMS = frozenset(
-    {
-        "ActionChunkTransform", "ActionDiscretizer", "ActionMask", "ActionScaling", "ActionTokenizerTransform",
-        "AutoResetTransform", "BatchSizeTransform", "BinarizeReward", "BurnInTransform", "CatFrames",
-        "CatTensors", "CenterCrop", "ClipTransform", "Compose", "ConditionalPolicySwitch", "ConditionalSkip",
-        "Crop", "DTypeCastTransform", "DecodeVideoTransform", "DeviceCastTransform", "DiscreteActionProjection",
-        "DoubleToFloat", "EndOfLifeTransform", "ExcludeTransform", "ExpandAs", "FiniteTensorDictCheck",
-        "FlattenAction", "FlattenObservation", "FrameSkipTransform", "GrayScale", "Hash", "InitTracker",
-        "LineariseRewards", "MacroPrimitiveTransform", "MeanActionSelector", "ModuleTransform", "MultiAction",
-        "MultiStepTransform", "NextObservationDelta", "NextStateReconstructor", "NoopResetEnv",
-        "ObservationNorm", "ObservationTransform", "PermuteTransform", "PinMemoryTransform", "PolicyAgeFilter",
-        "R3MTransform", "RNDTransform", "RandomCropTensorDict", "RandomTruncationTransform", "RayTransform",
-        "RemoveEmptySpecs", "RenameTransform", "Resize", "Reward2GoTransform", "RewardClipping", "RewardScaling",
-        "RewardSum", "SelectTransform", "SignTransform", "SqueezeTransform", "Stack", "StepCounter",
-        "SuccessReward", "TargetReturn", "TensorDictPrimer", "TerminateTransform", "TimeMaxPool", "Timer",
-        "ToTensorImage", "Tokenizer", "TrajCounter", "Transform", "UnaryTransform", "UnsqueezeTransform",
-        "VC1Transform", "VIPRewardTransform", "VIPTransform", "VecGymEnvTransform", "VecNorm", "VecNormV2",
-        "gSDENoise", "DreamerDecoder", "SatelliteAttitudeTransform", "URScriptPrimitiveTransform",
-    }
-)
-TRANSFORM_MODULE_PREFIXES = ("torchrl.envs.", "torchrl.envs.transforms.")
-TENSORDICT_CLASSES = frozenset(
-    {"tensordict.TensorDict", "tensordict._td.TensorDict", "tensordict.tensordict.TensorDict", "torchrl.data.TensorDict"}
-)
+# torchrl.data exported TensorDict in torchrl's first releases, before tensordict was its own package.
+_OLD_TENSORDICT_PATHS = frozenset({"torchrl.data.TensorDict"})
+
+
+def is_tensordict_class(qualname: str) -> bool:
+    """The ``TensorDict`` class itself, under any of its import paths."""
+    if qualname in _OLD_TENSORDICT_PATHS:
+        return True
+    return qualname.startswith("tensordict.") and model().class_name(qualname) == model().class_name("tensordict.TensorDict")
 
 
 def is_torchrl_transform(qualname: str) -> bool:
     """A transform class from torchrl.envs or torchrl.envs.transforms (any submodule)."""
-    module, _, name = qualname.rpartition(".")
-    return name in TORCHRL_TRANSFORMS and (module + ".").startswith(TRANSFORM_MODULE_PREFIXES)
+    return _library_class(qualname, "transform")
+
+
+def torchrl_transform_names() -> frozenset[str]:
+    """The names of torchrl's transform classes (``Transform``, ``StepCounter``, ``Compose``, ...)."""
+    return class_names()["transform"]
 
 
 # JSON encoders: (module, functions that serialise, keyword that makes tensors safe).

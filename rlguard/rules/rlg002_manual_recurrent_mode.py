@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 from collections.abc import Mapping
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Edit, Fix, Requirement
+from rlguard.engine.findings import Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.names import dotted_name
-from rlguard.engine.traversal import children, iter_nodes
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
     LIBRARY_PREFIXES,
@@ -22,15 +21,13 @@ from rlguard.rules.data import (
     RECURRENT_CONTEXT_MANAGER_SINCE,
     RECURRENT_CONTEXT_MANAGERS,
     RECURRENT_METHOD_RAISES_FROM,
-    RECURRENT_MODULES,
+    is_recurrent_module,
     is_torchrl_loss,
+    recurrent_module_names,
 )
 from rlguard.engine.types import method_call
-
-METHOD = "set_recurrent_mode"
-RECURRENT_NAMES = frozenset(q.rpartition(".")[2] for q in RECURRENT_MODULES)
-
-Block: TypeAlias = "cst.IndentedBlock | cst.Module"
+from rlguard.fix import recurrent_mode as planner
+from rlguard.fix.recurrent_mode import METHOD, code_text, short_text
 
 
 @functools.cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
@@ -80,19 +77,13 @@ HOW_FALSE = ("delete the call: outside `with set_recurrent_mode(True):` the modu
              "(write `with set_recurrent_mode(False):` to force it)")
 HOW_SUPER = ("the parent method is gone: drop this call (or the override) and switch modes with "
              "`with set_recurrent_mode(...)` (from torchrl.modules) or the `default_recurrent_mode=` constructor argument")
+# The remedy the fix planner chose for a call, in words.
+HOWTO = {planner.REMOVE: HOW_REMOVE, planner.VALUE: HOW_VALUE, planner.MANUAL: HOW_MANUAL, planner.FALSE: HOW_FALSE,
+         planner.SUPER: HOW_SUPER}
 
 
-@dataclass
-class _Candidate:
-    call: cst.Call
-    receiver: cst.BaseExpression
-    mode: bool | None  # the literal mode argument; None when not a literal
-    verdict: Verdict
-    scope: cst.FunctionDef | None  # the enclosing function; None at module level
-    in_class_body: bool
-    requires: tuple[Requirement, ...] = ()
-    fix: Fix | None = None
-    howto: str = HOW_MANUAL
+# A call found, as the fix planner sees it, and what the rule knows of its receiver.
+_Candidate = tuple[planner.Site, Verdict]
 
 
 class ManualRecurrentMode(Rule):
@@ -335,7 +326,7 @@ class ManualRecurrentMode(Rule):
             return
         for alias in node.names:
             qualname = self.ctx.imports.names.get(alias.evaluated_alias or alias.evaluated_name)
-            if qualname in RECURRENT_MODULES:
+            if qualname is not None and is_recurrent_module(qualname):
                 self._mentions_recurrent = True
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -347,7 +338,7 @@ class ManualRecurrentMode(Rule):
         attr = node.attr.value
         if attr == METHOD:
             self._attr_names.add(id(node.attr))
-        elif attr in RECURRENT_NAMES and self.ctx.qualname(node) in RECURRENT_MODULES:
+        elif attr in recurrent_module_names() and is_recurrent_module(self.ctx.qualname(node) or ""):
             self._mentions_recurrent = True
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -359,12 +350,9 @@ class ManualRecurrentMode(Rule):
         verdict = self._classify(func.value)
         if verdict is None:
             return
-        self._candidates.append(
-            _Candidate(
-                node, func.value, _literal_mode(node), verdict, self.ctx.current_function,
-                self.ctx.in_class_body(),
-            )
-        )
+        site = planner.Site(node, func.value, _literal_mode(node), self.ctx.current_function, self.ctx.in_class_body(),
+                            super_call=verdict[0] == "super")
+        self._candidates.append((site, verdict))
 
     # ----- what the receiver is -----
     def _classify(self, node: cst.BaseExpression, depth: int = 0) -> Verdict | None:
@@ -396,7 +384,7 @@ class ManualRecurrentMode(Rule):
             return ("class", (name,), "")
         if kind == "self-attr":
             cls = ctx.current_class
-            if cls is not None and any(fact.callee in RECURRENT_MODULES for fact in cls.attrs.get(instance.attr or "", ())):
+            if cls is not None and any(is_recurrent_module(fact.callee or "") for fact in cls.attrs.get(instance.attr or "", ())):
                 return ("yes", (), "")
             return ("attr", (name, instance.attr or ""), "")
         if kind == "imported" and isinstance(node, cst.Name) and node.value in self._module_names:
@@ -418,7 +406,7 @@ class ManualRecurrentMode(Rule):
         """Verdict for an instance of (or the result of calling) ``qualname``."""
         if qualname is None:
             return ("unknown", (), "")
-        if qualname in RECURRENT_MODULES:
+        if is_recurrent_module(qualname):
             return ("yes", (), "")
         if qualname.startswith(LIBRARY_PREFIXES):
             return None  # torch, torchrl and tensordict classes other than these have no such method
@@ -429,7 +417,7 @@ class ManualRecurrentMode(Rule):
         """Verdict from one type an annotation admits; None when it says nothing useful."""
         if qualname.startswith(("builtins.", "typing.")):
             return None
-        if qualname in RECURRENT_MODULES:
+        if is_recurrent_module(qualname):
             return ("yes", (), "")
         if qualname.startswith(LIBRARY_PREFIXES):
             return None  # ``nn.Module`` and the like: a supertype, the receiver stays unknown
@@ -439,49 +427,38 @@ class ManualRecurrentMode(Rule):
     def leave_Module(self, node: cst.Module) -> None:
         if not self._candidates:
             return
-        fallback = (self._mentions_recurrent or self.ctx.imports.imports_any(RECURRENT_MODULES)) \
+        fallback = (self._mentions_recurrent or self.ctx.imports.imports_any(is_recurrent_module)) \
             and not self._defines_method
-        standing = []
-        for cand in self._candidates:
-            kind, args, _ = cand.verdict
+        standing: list[_Candidate] = []
+        for site, verdict in self._candidates:
+            kind, args, _ = verdict
             if kind == "unknown" and not fallback:
                 continue
             if kind == "class":
-                cand.requires = (RecurrentClass(args[0], fallback),)
+                site = site._replace(requires=(RecurrentClass(args[0], fallback),))
             elif kind == "attr":
-                cand.requires = (RecurrentAttr(args[0], args[1], fallback),)
+                site = site._replace(requires=(RecurrentAttr(args[0], args[1], fallback),))
             elif kind == "super":
-                cand.requires = (RecurrentSuper(args[0]),)
-            standing.append(cand)
+                site = site._replace(requires=(RecurrentSuper(args[0]),))
+            standing.append((site, verdict))
         if not standing:
             return
-        _Planner(self, node, standing).plan()
-        for cand in standing:
+        plans = planner.plan_fixes(node, [site for site, _ in standing], self._knowledge())
+        for (site, verdict), plan in zip(standing, plans, strict=True):
             # Why the receiver is recurrent (``X` derives from `LSTMModule`; ``) opens the remedy.
-            what = "{what}" if cand.requires else cand.verdict[2]
-            remedy = what + cand.howto.replace("{recv}", _short(cand.receiver, 40))
-            self.report(cand.call, self._message(cand), remedy=remedy, fix=cand.fix, requires=cand.requires)
+            what = "{what}" if site.requires else verdict[2]
+            remedy = what + HOWTO[plan.remedy].replace("{recv}", short_text(site.receiver, 40))
+            self.report(site.call, self._message(site), remedy=remedy, fix=plan.fix, requires=site.requires)
 
-    def _message(self, cand: _Candidate) -> str:
-        text = _call_text(cand.call, cand.receiver)
+    def _knowledge(self) -> planner.Knowledge:
+        return planner.Knowledge(self.ctx.imports.resolve, RECURRENT_CONTEXT_MANAGERS, is_torchrl_loss,
+                                 POLICY_WRAPPERS.__contains__, MODE_INDEPENDENT_MODULE_METHODS)
+
+    def _message(self, site: planner.Site) -> str:
+        text = _call_text(site.call, site.receiver)
         if self.ctx.target >= RECURRENT_METHOD_RAISES_FROM:
             return f"`{text}` raises RuntimeError: torchrl 0.8 removed this method of LSTMModule/GRUModule"
         return f"`{text}` is deprecated since torchrl 0.7 and raises RuntimeError from 0.8 on"
-
-    def is_recurrent_context(self, node: cst.CSTNode) -> bool:
-        """``with set_recurrent_mode(True):`` (any alias, default or "recurrent" mode)."""
-        if not isinstance(node, cst.With) or len(node.items) != 1:
-            return False
-        item = node.items[0].item
-        if not isinstance(item, cst.Call) or self.ctx.imports.resolve(item.func) not in RECURRENT_CONTEXT_MANAGERS:
-            return False
-        if not item.args:
-            return True
-        value = item.args[0].value
-        return len(item.args) == 1 and (
-            (isinstance(value, cst.Name) and value.value == "True")
-            or (isinstance(value, cst.SimpleString) and value.evaluated_value == "recurrent")
-        )
 
     # ----- cross-file answers -----
     @classmethod
@@ -515,7 +492,7 @@ def _class_verdict(index: ProjectIndex, qualname: str, path: str, skip_self: boo
     Bases are searched depth first, as the MRO does for simple hierarchies: the first one that is
     torchrl's LSTMModule/GRUModule, or a linted class defining its own ``set_recurrent_mode``, decides.
     """
-    if qualname in RECURRENT_MODULES:
+    if is_recurrent_module(qualname):
         return "yes", ""
     linted = False
     for position, (name, facts) in enumerate(index.ancestry(qualname, near=path)):
@@ -523,7 +500,7 @@ def _class_verdict(index: ProjectIndex, qualname: str, path: str, skip_self: boo
             linted = facts is not None
             if skip_self:
                 continue
-        if name in RECURRENT_MODULES:
+        if is_recurrent_module(name):
             return "yes", f"`{_short_name(qualname)}` derives from `{_short_name(name)}`; "
         if facts is not None and METHOD in facts.methods:
             return "no", ""
@@ -566,317 +543,9 @@ def _literal_mode(call: cst.Call) -> bool | None:
     return None
 
 
-def _code(node: cst.CSTNode) -> str:
-    return " ".join(cst.Module([]).code_for_node(node).split())
-
-
-def _short(node: cst.CSTNode, limit: int) -> str:
-    text = _code(node)
-    return text if len(text) <= limit else "..."
-
-
 def _call_text(call: cst.Call, receiver: cst.CSTNode) -> str:
-    text = _code(call)
+    text = code_text(call)
     if len(text) <= 60:
         return text
-    return f"{_short(receiver, 40)}.{METHOD}(...)"
+    return f"{short_text(receiver, 40)}.{METHOD}(...)"
 
-
-def _comment_lines(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
-    """The leading lines of a removed statement, plus its end-of-line comment as a line of its own."""
-    lines = list(statement.leading_lines)
-    comment = statement.trailing_whitespace.comment
-    if comment is not None:
-        lines.append(cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=comment))
-    return lines
-
-
-def _statement_form_comment(call: str, receiver: str, closed: bool) -> list[cst.EmptyLine]:
-    """The lines the statement-form fix leaves where the call was."""
-    lines = [f"rlguard: removed `{call}`: on torchrl < 0.8 it returned a recurrent copy",
-             f"and left `{receiver}` unchanged, so it did nothing; torchrl >= 0.8 removed the method."]
-    if closed:
-        lines.append(f"Its matching `{receiver}.{METHOD}(False)` below, a no-op too, is removed as well.")
-    lines += ["If whole sequences were meant, wrap the calls that pass them (a time dimension, e.g. sampled",
-              f"trajectories) in `with {METHOD}(True):` (from torchrl.modules); single steps must not be."]
-    return _comment_block(lines)
-
-
-def _comment_block(lines: list[str]) -> list[cst.EmptyLine]:
-    return [cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=cst.Comment(f"# {line}"))
-            for line in lines]
-
-
-def _value_form_comment(call: str, receiver: str, called: list[str], loss: bool) -> list[cst.EmptyLine]:
-    """The lines the value-form fix leaves above the rewritten statement."""
-    lines = [f"rlguard: was `{call}`, a recurrent copy; torchrl >= 0.8 removed the method, so `{receiver}`",
-             "itself is used here and runs step by step."]
-    if called:
-        names = ", ".join(f"`{n}`" for n in called)
-        lines.append(f"Check the calls of {names}: those on whole sequences (a time dimension, e.g. sampled")
-        lines.append(f"trajectories) need `with {METHOD}(True):`; single steps (env.reset(), rollouts) must not.")
-    elif loss:
-        lines.append("The torchrl loss it reaches switches to recurrent mode by itself.")
-    else:
-        lines.append(f"Check its uses: calls on whole sequences need `with {METHOD}(True):`.")
-    return _comment_block(lines)
-
-
-class _Planner:
-    """Works out the fixes of one file's findings; needs the whole module (parents, later statements)."""
-
-    def __init__(self, rule: ManualRecurrentMode, module: cst.Module, standing: list[_Candidate]) -> None:
-        self.rule = rule
-        self.module = module
-        self.standing = standing
-        self.parents: dict[int, cst.CSTNode] = {}
-        stack: list[cst.CSTNode] = [module]
-        while stack:
-            node = stack.pop()
-            for child in children(node):
-                self.parents[id(child)] = node
-                stack.append(child)
-        self._positions: dict[int, dict[int, int]] = {}
-        self._names: dict[int, dict[str, list[cst.Name]]] = {}
-
-    def plan(self) -> None:
-        bare: dict[int, _Candidate] = {}
-        for cand in self.standing:
-            statement = self._bare_statement(cand)
-            if statement is not None:
-                bare[id(statement)] = cand
-        consumed: set[int] = set()
-        for cand in self.standing:
-            statement = self._bare_statement(cand)
-            if statement is not None:
-                if id(cand) not in consumed:
-                    self._statement_form(cand, statement, bare, consumed)
-            elif cand.verdict[0] == "super":
-                cand.howto = HOW_SUPER
-            else:
-                cand.howto = HOW_MANUAL
-                if cand.mode is True and not cand.in_class_body:
-                    self._value_form(cand)
-
-    # ----- structure -----
-    def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.parents.get(id(node))
-
-    def _position(self, block: Block, statement: cst.CSTNode) -> int:
-        positions = self._positions.get(id(block))
-        if positions is None:
-            positions = self._positions[id(block)] = {id(s): i for i, s in enumerate(block.body)}
-        return positions.get(id(statement), -1)
-
-    def _bare_statement(self, cand: _Candidate) -> cst.SimpleStatementLine | None:
-        """The statement line, when the call is a whole statement of its own in a block."""
-        expr = self._parent(cand.call)
-        if not isinstance(expr, cst.Expr) or expr.value is not cand.call:
-            return None
-        line = self._parent(expr)
-        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            return None
-        return line if isinstance(self._parent(line), (cst.IndentedBlock, cst.Module)) else None
-
-    # ----- statement form -----
-    def _statement_form(self, opener: _Candidate, line: cst.SimpleStatementLine, bare: dict[int, _Candidate],
-                        consumed: set[int]) -> None:
-        """The old method returned a copy and left the module as it was, so a bare statement did nothing:
-        the fix removes it (and its matching ``False`` statement) and says so at the site. Wrapping the
-        following statements in ``with set_recurrent_mode(True):`` is not offered: that changes what
-        they compute, and raises ValueError on single steps (recurrent mode needs a time dimension)."""
-        if opener.verdict[0] == "super":
-            opener.howto = HOW_SUPER
-            return
-        if opener.mode is not True:
-            opener.howto = HOW_FALSE if opener.mode is False else HOW_MANUAL
-            return
-        block = self._parent(line)
-        assert isinstance(block, (cst.IndentedBlock, cst.Module))
-        body = list(block.body)
-        at = self._position(block, line)
-        key = _code(opener.receiver)
-        # The first later bare call on the same receiver closes the region when it is ``False``.
-        closing = next((c for s in body[at + 1:] if (c := bare.get(id(s))) is not None and _code(c.receiver) == key),
-                       None)
-        if closing is not None and (closing.mode is not False or closing.requires != opener.requires
-                                    or id(closing) in consumed):
-            closing = None
-        closing_at = body.index(self._statement(closing)) if closing is not None else len(body)
-        if closing is not None and closing_at == len(body) - 1 \
-                and any(e.comment is not None for e in _comment_lines(self._statement(closing))):
-            closing = None  # its comments would have no statement to stay with: it keeps its own finding
-        removed = [line] if closing is None else [line, self._statement(closing)]
-        kept = [i for i, s in enumerate(body) if i > at and all(s is not r for r in removed)]
-        if not kept:
-            opener.howto = HOW_REMOVE  # removing the last statement of the block would leave it empty
-            return
-        comment = _statement_form_comment(_short(opener.call, 60), _short(opener.receiver, 40), closing is not None)
-        moved: dict[int, list[cst.EmptyLine]] = {kept[0]: [*_comment_lines(line), *comment]}
-        after = next((i for i in kept if i > closing_at), None)
-        if closing is not None and after is not None:
-            moved[after] = [*moved.get(after, []), *_comment_lines(removed[1])]
-        edits = [Edit(r, cst.RemovalSentinel.REMOVE) for r in removed]
-        for index, lines in moved.items():
-            following = body[index]
-            assert isinstance(following, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-            edits.append(Edit(following, following.with_changes(leading_lines=[*lines, *following.leading_lines])))
-        recv = _short(opener.receiver, 40)
-        also = f" and the matching `{recv}.{METHOD}(False)`" if closing is not None else ""
-        fix = Fix(
-            "unsafe",
-            f"Remove `{_short(opener.call, 60)}`{also}: on torchrl < 0.8 the method returned a recurrent copy and "
-            f"left `{recv}` unchanged, so the statement did nothing, and torchrl >= 0.8 removed it. A comment at "
-            f"the site says what to check. Unsafe: if whole sequences were meant, the calls that pass them need "
-            f"`with {METHOD}(True):`, and rlguard cannot tell which do.",
-            tuple(edits),
-        )
-        opener.howto = HOW_REMOVE
-        if closing is not None:
-            closing.howto = HOW_FALSE
-        for cand in [opener] if closing is None else [opener, closing]:
-            cand.fix = fix
-            consumed.add(id(cand))
-
-    def _statement(self, cand: _Candidate) -> cst.SimpleStatementLine:
-        line = self._parent(self._parent(cand.call))  # type: ignore[arg-type]
-        assert isinstance(line, cst.SimpleStatementLine)
-        return line
-
-    # ----- value form -----
-    def _value_form(self, cand: _Candidate) -> None:
-        """Upstream's own rewrite: the module itself replaces the recurrent copy, and the calls stay as
-        they are. Wrapping them in ``with set_recurrent_mode(True):`` is not offered: recurrent mode
-        needs a time dimension, and a call like ``policy(env.reset())`` has none (ValueError on 0.8+).
-        A comment at the site says what changed and what to check."""
-        scope: cst.CSTNode = cand.scope if cand.scope is not None else self.module
-        found = self._flow(cand.call, scope, 0)
-        statement = self._statement_of(cand.call)
-        if found is None or statement is None:
-            return
-        _wraps, loss, called = found
-        recv = _short(cand.receiver, 40)
-        comments = _value_form_comment(_short(cand.call, 60), recv, called, loss)
-        fixed = statement.deep_replace(cand.call, cand.receiver)
-        assert isinstance(fixed, cst.SimpleStatementLine)
-        fixed = fixed.with_changes(leading_lines=[*statement.leading_lines, *comments])
-        parts = [
-            (f"Replace `{_short(cand.call, 60)}` with `{recv}` itself, as upstream's tutorials did: the old method "
-             f"returned a recurrent copy of `{recv}` sharing its weights, and torchrl >= 0.8 switches the mode "
-             f"with the `{METHOD}` context manager instead. A comment at the site says what to check.")
-        ]
-        if called:
-            parts.append(f"Calls of {', '.join(f'`{n}`' for n in called)} are left as they are: those that pass "
-                         f"whole sequences need `with {METHOD}(True):`, and rlguard cannot tell which do.")
-        if loss:
-            parts.append("Passing it to a torchrl loss needs no wrap: losses run in recurrent mode by themselves.")
-        parts.append("Unsafe: the value is now the module itself, not a copy, and it runs step by step.")
-        cand.fix = Fix("unsafe", " ".join(parts), (Edit(statement, fixed),))
-        cand.howto = HOW_VALUE
-
-    def _flow(self, node: cst.CSTNode, scope: cst.CSTNode, depth: int):
-        """Where the recurrent value ``node`` goes: (statements to wrap, reaches a loss, names called),
-        or None when it goes anywhere the fix cannot follow."""
-        parent = self._parent(node)
-        if isinstance(parent, cst.Arg) and parent.value is node and not parent.star:
-            call = self._parent(parent)
-            if not isinstance(call, cst.Call):
-                return None
-            callee = self.rule.ctx.imports.resolve(call.func)
-            if callee is not None and is_torchrl_loss(callee):
-                return [], True, []
-            if callee in POLICY_WRAPPERS:
-                return self._flow(call, scope, depth)
-            return None
-        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 \
-                and isinstance(parent.targets[0].target, cst.Name) and depth < 4:
-            return self._holder(parent, scope, depth + 1)
-        return None
-
-    def _holder(self, assign: cst.Assign, scope: cst.CSTNode, depth: int):
-        """Uses of the name an assignment binds the recurrent value to (see ``_flow``)."""
-        target = assign.targets[0].target
-        assert isinstance(target, cst.Name)
-        line = self._parent(assign)
-        block = self._parent(line) if line is not None else None
-        if not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, (cst.IndentedBlock, cst.Module)):
-            return None
-        at = self._position(block, line)
-        wraps: list[tuple[Block, cst.SimpleStatementLine]] = []
-        loss = False
-        called = False
-        names: list[str] = []
-        for use in self._occurrences(scope, target.value):
-            if use is target:
-                continue
-            parent = self._parent(use)
-            if isinstance(parent, cst.Attribute) and parent.attr is use:
-                continue
-            if isinstance(parent, cst.Arg) and parent.keyword is use:
-                continue
-            if isinstance(parent, cst.Call) and parent.func is use:
-                statement = self._statement_of(parent)
-                if statement is None or any(isinstance(n, cst.Yield) for n in iter_nodes(statement)):
-                    return None
-                holder = self._parent(statement)
-                if holder is block and self._position(block, statement) > at:
-                    if not self._in_recurrent_context(block):
-                        wraps.append((block, statement))
-                elif not self._already_wrapped(holder, block, at):
-                    return None
-                called = True
-                continue
-            if isinstance(parent, cst.Attribute) and parent.value is use:
-                call = self._parent(parent)
-                if parent.attr.value in MODE_INDEPENDENT_MODULE_METHODS and isinstance(call, cst.Call) \
-                        and call.func is parent:
-                    continue
-                return None
-            if isinstance(parent, cst.Arg) and parent.value is use:
-                more = self._flow(use, scope, depth)
-                if more is None:
-                    return None
-                wraps += more[0]
-                loss = loss or more[1]
-                names += [n for n in more[2] if n not in names]
-                continue
-            return None
-        return wraps, loss, ([target.value] if called else []) + names
-
-    def _occurrences(self, scope: cst.CSTNode, name: str) -> list[cst.Name]:
-        names = self._names.get(id(scope))
-        if names is None:
-            names = self._names[id(scope)] = {}
-            for node in iter_nodes(scope):
-                if isinstance(node, cst.Name):
-                    names.setdefault(node.value, []).append(node)
-        return names.get(name, [])
-
-    def _statement_of(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
-        """The statement line that runs ``node`` when it runs, unless a def, lambda or generator delays it."""
-        current: cst.CSTNode | None = node
-        while current is not None and not isinstance(current, cst.SimpleStatementLine):
-            if isinstance(current, (cst.Lambda, cst.GeneratorExp, cst.FunctionDef, cst.ClassDef,
-                                    cst.BaseCompoundStatement, cst.SimpleStatementSuite)):
-                return None
-            current = self._parent(current)
-        return current
-
-    def _in_recurrent_context(self, block: Block) -> bool:
-        """The block runs inside ``with set_recurrent_mode(True):`` (in the same function)."""
-        node: cst.CSTNode | None = block
-        while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
-            if self.rule.is_recurrent_context(node):
-                return True
-            node = self._parent(node)
-        return False
-
-    def _already_wrapped(self, holder: cst.CSTNode | None, block: Block, at: int) -> bool:
-        """The call sits directly in a later ``with set_recurrent_mode(True):`` of the same block."""
-        statement = self._parent(holder) if isinstance(holder, cst.IndentedBlock) else None
-        return (
-            statement is not None
-            and self.rule.is_recurrent_context(statement)
-            and self._parent(statement) is block
-            and self._position(block, statement) > at
-        )

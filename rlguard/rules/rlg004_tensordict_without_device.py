@@ -12,12 +12,12 @@ from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
-    TENSORDICT_ANNOTATIONS,
-    TENSORDICT_CLASSES,
-    TORCHRL_TRANSFORMS,
     TRANSFORM_TENSORDICT_METHODS,
     is_replay_buffer,
+    is_tensordict_class,
+    is_tensordict_type,
     is_torchrl_transform,
+    torchrl_transform_names,
 )
 from rlguard.engine.types import has_star_kwargs, is_none, keyword, positional
 
@@ -44,6 +44,14 @@ _NOT_DATA_METHODS = frozenset(
 _WHY_DOWNSTREAM = "device and pinned-memory logic skip it"
 _ADVICE = ("pass the device of the data it is built from (e.g. `device=td.device`); TensorDicts whose device "
            "is None are the root of the pinned-buffer bug")
+
+
+class _TransformNames:
+    """``class_roots``: torchrl's transform classes, read from the API model when a run first asks for
+    them, not when the rule is imported."""
+
+    def __get__(self, instance: object, owner: type) -> frozenset[str]:
+        return torchrl_transform_names()
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,9 @@ class TensorDictWithoutDevice(Rule):
         "added (or replaces a written `None`). Known parameters: the first parameter after `self` of "
         "`_call`, `forward`, `_inv_call`, `inv` and `transform_fake_tensordict`; the first two of `_reset`, "
         "`_reset_on_native_autoreset`, `_step` and `_post_step_mdp_hooks` (both TensorDicts of the same "
-        "environment); a parameter annotated `TensorDictBase` or `TensorDict`; and the first parameter of "
-        "a function passed as a replay buffer's `transform=`.\n\n"
+        "environment); a parameter annotated with a TensorDict class of tensordict (`TensorDictBase`, "
+        "`TensorDict`, `LazyStackedTensorDict`, ...); and the first parameter of a function passed as a "
+        "replay buffer's `transform=`.\n\n"
         "The fix is safe when every value put into the new TensorDict is read from one of those parameters "
         "(`td[\"obs\"]`, `td.get(\"obs\")`, or a nested dict or TensorDict of such reads), and uses that "
         "parameter: those tensors are already on its device, and when its device is None nothing changes. "
@@ -120,7 +129,7 @@ class TensorDictWithoutDevice(Rule):
     # A construction (`TensorDict(`, or an alias bound by `TensorDict as`), and a transform: a
     # replay buffer's `transform=` keyword, or (class_roots) a class deriving from a torchrl transform.
     tokens = (("TensorDict(", "TensorDict (", "TensorDict as", "TensorDict.from_dict("), ("transform=", "transform ="))
-    class_roots = frozenset(TORCHRL_TRANSFORMS)
+    class_roots = _TransformNames()  # a frozenset on the class, computed on first read
     class_group = 1
     valid = (
         Example(
@@ -390,7 +399,7 @@ class TensorDictWithoutDevice(Rule):
         if qualname is None:
             return
         owner, _, method = qualname.rpartition(".")
-        if qualname in TENSORDICT_CLASSES or (owner in TENSORDICT_CLASSES and method == "from_dict"):
+        if is_tensordict_class(qualname) or (method == "from_dict" and is_tensordict_class(owner)):
             self._tensordict_call(node)
         elif is_replay_buffer(qualname):
             transform = keyword(node, "transform")
@@ -566,7 +575,7 @@ class TensorDictWithoutDevice(Rule):
         return self._usable(known)
 
     def _annotated_tensordict(self, param: cst.Param) -> bool:
-        return param.annotation is not None and self.ctx.qualname(param.annotation.annotation) in TENSORDICT_ANNOTATIONS
+        return param.annotation is not None and is_tensordict_type(self.ctx.qualname(param.annotation.annotation) or "")
 
     def _usable(self, params: list[cst.Param]) -> list[str]:
         """Names of parameters still bound to the argument (not rebound, no None default), in order."""
@@ -582,7 +591,7 @@ class TensorDictWithoutDevice(Rule):
     def _fix(self, call: cst.Call, params: list[str]) -> Fix | None:
         if not params:
             return None
-        source = _read_only_from(call, params, lambda c: self.ctx.callee(c) in TENSORDICT_CLASSES)
+        source = _read_only_from(call, params, lambda c: is_tensordict_class(self.ctx.callee(c) or ""))
         param = source or params[0]
         device = cst.Attribute(cst.Name(param), cst.Name("device"))
         edit = _device_edit(call, device)

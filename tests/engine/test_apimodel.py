@@ -7,7 +7,17 @@ import sys
 
 import pytest
 
-from rlguard.engine.apimodel import MODEL_PATH, TENSOR, TENSORDICT, CallShape, model, select
+from rlguard.engine.apimodel import (
+    CLASSES_PATH,
+    KIND_PACKAGES,
+    MODEL_PATH,
+    TENSOR,
+    TENSORDICT,
+    CallShape,
+    class_names,
+    model,
+    select,
+)
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
@@ -20,6 +30,15 @@ def test_shipped_model_is_current_for_the_installed_stack():
     assert MODEL_PATH.read_text(encoding="utf-8") == render(build_model()), (
         "rlguard/engine/apimodel.json is stale: run `python -m rlguard.engine.apimodel --write`"
     )
+
+
+def test_shipped_class_names_are_current_and_agree_with_the_model():
+    from rlguard.engine.apimodel_build import build_model, render_classes
+
+    assert CLASSES_PATH.read_text(encoding="utf-8") == render_classes(build_model()), (
+        "rlguard/engine/apimodel_classes.json is stale: run `python -m rlguard.engine.apimodel --write`"
+    )
+    assert class_names() == {kind: model().names_of_kind(kind, package) for kind, package in KIND_PACKAGES.items()}
 
 
 def test_model_records_the_versions_it_was_built_from():
@@ -160,3 +179,17 @@ def test_td_replay_buffer_sample_is_a_tensordict():
     rb.extend(TensorDict({"x": torch.zeros(4, 1)}, batch_size=[4]))
     assert isinstance(rb.sample(), TensorDict)
     assert model().method("torchrl.data.TensorDictReplayBuffer", "sample") == "tensordict"
+
+
+CLEARED_RUN = """
+from rlguard.engine import apimodel
+from rlguard.testing import check_source
+assert check_source("import os\\n\\n\\nclass Paths:\\n    def home(self):\\n        return os.getcwd()\\n") == []
+print("LOADED:", apimodel.model.cache_info().currsize, apimodel.class_names.cache_info().currsize)
+"""
+
+
+def test_a_file_no_rule_needs_never_loads_the_whole_model():
+    """The pre-filter reads the small class-name extract; the model is read only when a file is analysed."""
+    result = subprocess.run([sys.executable, "-c", CLEARED_RUN], capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1:] == ["LOADED: 0 1"], result.stderr

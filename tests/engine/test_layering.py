@@ -1,4 +1,5 @@
-"""The engine never depends on the rules: rules import the engine API, the caller hands rules over."""
+"""Dependencies point down: rules -> fix -> engine. The engine never imports the rules or the fixer, and
+the fixer (RLG002's planner included) never imports the rules: what it must know, the rule hands it."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import pathlib
 import rlguard.engine
 
 ENGINE = pathlib.Path(rlguard.engine.__file__).parent
+FIX = ENGINE.parent / "fix"
 
 
-def _imported_modules(path: pathlib.Path) -> list[str]:
+def _imported_modules(path: pathlib.Path, package: str = "rlguard.engine") -> list[str]:
     """Absolute names of every module a file imports, anywhere in it (functions included)."""
-    package = "rlguard.engine"
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
@@ -36,13 +37,22 @@ def test_the_engine_has_modules_to_check():
     assert len(list(ENGINE.glob("*.py"))) > 10
 
 
-def test_no_engine_module_imports_the_rules():
-    offenders = {
+def _offenders(folder: pathlib.Path, package: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    return {
         path.name: names
-        for path in sorted(ENGINE.glob("*.py"))
-        if (names := [m for m in _imported_modules(path) if m == "rlguard.rules" or m.startswith("rlguard.rules.")])
+        for path in sorted(folder.glob("*.py"))
+        if (names := [m for m in _imported_modules(path, package)
+                      if any(m == f or m.startswith(f + ".") for f in forbidden)])
     }
-    assert offenders == {}
+
+
+def test_no_engine_module_imports_the_rules_or_the_fixer():
+    assert _offenders(ENGINE, "rlguard.engine", ("rlguard.rules", "rlguard.fix")) == {}
+
+
+def test_no_fixer_module_imports_the_rules():
+    assert (FIX / "recurrent_mode.py").is_file()
+    assert _offenders(FIX, "rlguard.fix", ("rlguard.rules",)) == {}
 
 
 def test_the_check_sees_a_relative_import_of_the_rules(tmp_path):
@@ -50,6 +60,7 @@ def test_the_check_sees_a_relative_import_of_the_rules(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text("from ..rules import RULES\nimport importlib\nimportlib.import_module('rlguard.rules.data')\n")
     assert {"rlguard.rules", "rlguard.rules.data"} <= set(_imported_modules(sample))
+    assert "rlguard.rules" in _imported_modules(sample, "rlguard.fix")
 
 
 def test_the_rules_package_registers_its_rules_with_the_engine():

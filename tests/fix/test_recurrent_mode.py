@@ -418,3 +418,71 @@ def test_target_0_7_gets_the_same_fix():
     assert fix(source, target="0.7") == fix(source)
     assert all("deprecated since torchrl 0.7" in f.full_message for f in remaining(source, target="0.7"))
     assert fix(source, target="0.6") == source
+
+
+
+# ----- the planner on its own: it knows torchrl only through what the rule hands it -----
+
+def _planned(source: str, wrappers: frozenset[str]) -> list:
+    """Plan the ``set_recurrent_mode(True/False)`` calls of ``source`` as if the rule had reported each."""
+    import libcst as cst
+
+    from rlguard.fix.recurrent_mode import Knowledge, Site, plan_fixes
+
+    module = cst.parse_module(d(source))
+    names = {"Seq": "tensordict.nn.TensorDictSequential", "DQNLoss": "torchrl.objectives.DQNLoss"}
+    knowledge = Knowledge(
+        resolve=lambda node: names.get(node.value) if isinstance(node, cst.Name) else None,
+        context_managers=frozenset({"torchrl.modules.set_recurrent_mode"}),
+        is_loss=lambda qualname: qualname.endswith("Loss"),
+        is_wrapper=wrappers.__contains__,
+    )
+    calls = [node for node in _walk(module) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+             and node.func.attr.value == "set_recurrent_mode"]
+    sites = [Site(call, call.func.value, call.args[0].value.value == "True", None, False, super_call=False)
+             for call in calls]
+    return plan_fixes(module, sites, knowledge)
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+VALUE_THROUGH_A_WRAPPER = """\
+    policy = Seq(lstm.set_recurrent_mode(True), head)
+    policy(data)
+"""
+
+
+def test_planner_follows_the_value_through_the_wrappers_it_is_told_of():
+    from rlguard.fix.recurrent_mode import VALUE
+
+    (plan,) = _planned(VALUE_THROUGH_A_WRAPPER, frozenset({"tensordict.nn.TensorDictSequential"}))
+    assert plan.remedy == VALUE and plan.fix is not None and plan.fix.applicability == "unsafe"
+
+
+def test_planner_offers_no_fix_through_a_callee_it_does_not_know():
+    from rlguard.fix.recurrent_mode import MANUAL
+
+    (plan,) = _planned(VALUE_THROUGH_A_WRAPPER, frozenset())
+    assert plan.remedy == MANUAL and plan.fix is None
+
+
+def test_planner_pairs_a_statement_with_its_matching_false_into_one_fix():
+    from rlguard.fix.recurrent_mode import FALSE, REMOVE
+
+    opener, closing = _planned("lstm.set_recurrent_mode(True)\nout = lstm(x)\nlstm.set_recurrent_mode(False)\n",
+                               frozenset())
+    assert (opener.remedy, closing.remedy) == (REMOVE, FALSE)
+    assert opener.fix is not None and opener.fix is closing.fix and len(opener.fix.edits) == 3
+
+
+def test_planner_leaves_a_false_call_on_another_receiver_alone():
+    from rlguard.fix.recurrent_mode import FALSE, REMOVE
+
+    opener, other = _planned("lstm.set_recurrent_mode(True)\nout = lstm(x)\ngru.set_recurrent_mode(False)\n",
+                             frozenset())
+    assert (opener.remedy, other.remedy) == (REMOVE, FALSE)
+    assert opener.fix is not None and other.fix is None
