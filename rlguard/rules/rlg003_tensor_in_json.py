@@ -15,7 +15,7 @@ from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_
 from rlguard.engine.types import (
     Condition,
     Leaf,
-    condition_holds,
+    condition_kind,
     has_star_kwargs,
     is_none,
     keyword,
@@ -33,11 +33,10 @@ _SAVE = "save tensors with `torch.save` and keep JSON for plain values"
 
 @dataclass(frozen=True)
 class TensorLeaf(Requirement):
-    """A part of the encoded value (``description``) is tensor-valued when the index confirms
-    ``condition`` (see ``engine.types.condition_holds``)."""
+    """A part of the encoded value (``part``, as a message names it) is tensor-valued when the index
+    confirms ``condition``; the index also says of which kind (see ``engine.types.condition_kind``)."""
 
-    description: str
-    advice: str
+    part: str
     condition: Condition
 
 
@@ -265,11 +264,11 @@ class TensorInJson(Rule):
             # Every part depends on facts about classes: the complete index decides.
             requires: list[Requirement] = []
             for leaf in dump.leaves:
-                description, advice = _describe([leaf]), _advice([leaf])
-                requires.extend(TensorLeaf(description, advice, condition) for condition in sorted(leaf.when))
+                requires.extend(TensorLeaf(_part(leaf), condition) for condition in sorted(leaf.when))
             self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires))
             return
-        described, remedy = _describe(certain), _advice(certain)
+        kinds = [leaf.kind for leaf in certain]
+        described, remedy = _describe([(_part(leaf), leaf.kind) for leaf in certain]), _advice(kinds)
         if len(head) + len(described) > _FIRST_LINE:  # the full list moves below the first line
             described, remedy = f"{len(certain)} values it is given are tensors", f"{described}; {remedy}"
         self.report(dump.call, head + described, remedy=remedy, fix=self._fix(dump, expected))
@@ -305,9 +304,10 @@ class TensorInJson(Rule):
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         if not isinstance(requirement, TensorLeaf):
             return super().resolve(requirement, index, path, options)
-        if not condition_holds(requirement.condition, index, path):
+        kind = condition_kind(requirement.condition, index, path)
+        if kind is None:
             return None
-        return {"leaf": requirement.description, "advice": requirement.advice}
+        return {"leaf": _describe([(requirement.part, kind)]), "advice": _advice([kind])}
 
 
 def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpression | None:
@@ -348,18 +348,19 @@ def _part(leaf: Leaf) -> str:
     return f"`{_code(leaf.node)}`{where}"
 
 
-def _describe(leaves: list[Leaf]) -> str:
-    """``a`` and ``b`` are tensors; ``model.state_dict()`` holds many tensors."""
+def _describe(leaves: list[tuple[str, str]]) -> str:
+    """``a`` and ``b`` are tensors; ``model.state_dict()`` holds many tensors: from (part, kind) pairs."""
     groups = (
         ("tensor", "is a tensor", "are tensors"),
         ("tensors", "is a tuple of tensors", "are tuples of tensors"),
         ("bulk", "holds many tensors", "hold many tensors"),
         ("tensordict", "is a TensorDict", "are TensorDicts"),
         ("mixed", "is a tensor or holds tensors", "are tensors or hold tensors"),
+        ("holds", "holds tensors", "hold tensors"),
     )
     sentences = []
     for kind, one, many in groups:
-        parts = [_part(leaf) for leaf in leaves if leaf.kind == kind]
+        parts = [part for part, part_kind in leaves if part_kind == kind]
         if not parts:
             continue
         shown = parts[:_SHOWN_PARTS]
@@ -376,10 +377,10 @@ def _describe(leaves: list[Leaf]) -> str:
 _FIRST_LINE = 120  # characters a message's first line should stay within
 
 
-def _advice(leaves: list[Leaf]) -> str:
-    if all(leaf.kind == "bulk" for leaf in leaves):
+def _advice(kinds: list[str]) -> str:
+    if all(kind == "bulk" for kind in kinds):
         return _SAVE
-    if any(leaf.kind == "bulk" for leaf in leaves):
+    if "bulk" in kinds:
         return f"{_CONVERT}, and {_SAVE}"
     return _CONVERT
 
