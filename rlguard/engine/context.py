@@ -505,7 +505,7 @@ class FileContext:
         if depth > _MAX_CONTAINER_DEPTH:
             return ()
         found: list[tuple[str, str]] = []
-        for where, item in self._container_elements(value):
+        for where, item in self._container_elements(value, depth):
             item = self.value_of(item)
             callee = "<generator>" if isinstance(item, cst.GeneratorExp) else self.class_of(item)
             if callee is not None and callee not in _CONTAINER_CALLS:
@@ -513,7 +513,7 @@ class FileContext:
             found.extend((where + inner, cls) for inner, cls in self._container_items(item, depth + 1))
         return tuple(found)
 
-    def _container_elements(self, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    def _container_elements(self, value: cst.BaseExpression, depth: int) -> list[tuple[str, cst.BaseExpression]]:
         if isinstance(value, cst.Dict):
             return [(f"[{_key_text(e.key)}]", e.value) for e in value.elements if isinstance(e, cst.DictElement)]
         if isinstance(value, (cst.List, cst.Tuple)):
@@ -526,14 +526,14 @@ class FileContext:
             return [("" if isinstance(value, cst.SetComp) else "[...]", value.elt)]
         if isinstance(value, cst.DictComp):
             return [("[...]", value.value)]
-        if isinstance(value, cst.Call) and self.callee(value) in _CONTAINER_CALLS:
+        if isinstance(value, cst.Call) and depth <= _MAX_CONTAINER_DEPTH and self.callee(value) in _CONTAINER_CALLS:
             keywords = [(f"[{e.keyword.value!r}]", e.value) for e in value.args if e.keyword is not None]
             args = [a.value for a in value.args if a.keyword is None and not a.star]
             if self.callee(value) in _SEQUENCE_CALLS:  # nn.Sequential(a, b): items by position
                 return [(f"[{i}]", arg) for i, arg in enumerate(args)] if len(args) > 1 else \
-                    [(where, item) for arg in args for where, item in self._container_elements(self.value_of(arg))]
+                    [(where, item) for arg in args for where, item in self._container_elements(self.value_of(arg), depth + 1)]
             return keywords + [(where, item) for arg in args[:1]
-                               for where, item in self._container_elements(self.value_of(arg))]
+                               for where, item in self._container_elements(self.value_of(arg), depth + 1)]
         return []
 
 
