@@ -433,7 +433,7 @@ class _Inference:
             if method in _bulk_methods() and self.is_self_or_attr(receiver, env):
                 return self.bulk_type(receiver, method, env)
             typed = self.typed(receiver, env, depth + 1)
-            if typed is not None:
+            if typed is not None and typed[0].kind != "returned":  # a project call's result: its class decides
                 found = self.method_type(typed[0], method, node)
                 return (found, typed[1]) if found is not None else None
             if method in _bulk_methods():
