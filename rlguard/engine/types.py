@@ -438,7 +438,7 @@ class _Inference:
                 return (found, typed[1]) if found is not None else None
             if method in _bulk_methods():
                 return self.bulk_type(receiver, method, env)
-            owner = self.project_instance(receiver, env)
+            owner = self.project_instance(receiver, env) if self.deferred else None
             if owner is not None:  # ``self.weights()``, ``Agent().weights()``: what the method returns
                 return self.project_call(f"{owner}.{method}")
         callable_ = self.attr_object(node.func) or self.typed(node.func, env, depth + 1)

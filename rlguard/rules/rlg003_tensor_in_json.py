@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
@@ -348,7 +348,7 @@ def _part(leaf: Leaf) -> str:
     return f"`{_code(leaf.node)}`{where}"
 
 
-def _describe(leaves: list[tuple[str, str]]) -> str:
+def _describe(leaves: Sequence[tuple[str, str]]) -> str:
     """``a`` and ``b`` are tensors; ``model.state_dict()`` holds many tensors: from (part, kind) pairs."""
     groups = (
         ("tensor", "is a tensor", "are tensors"),
@@ -377,7 +377,7 @@ def _describe(leaves: list[tuple[str, str]]) -> str:
 _FIRST_LINE = 120  # characters a message's first line should stay within
 
 
-def _advice(kinds: list[str]) -> str:
+def _advice(kinds: Sequence[str]) -> str:
     if all(kind == "bulk" for kind in kinds):
         return _SAVE
     if "bulk" in kinds:
