@@ -6,6 +6,7 @@ Used by the engine (context, index) and by several rules; nothing here is specif
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 from collections.abc import Iterator
@@ -66,15 +67,44 @@ MAX_DEPTH = 12
 # TensorDict whose entries are tensors).
 # "holds": a container holding tensors, as a project function returns it (``return {"w": w}``).
 LeafKind = Literal["tensor", "tensors", "bulk", "tensordict", "mixed", "holds"]
-# A question only the complete project index answers (see ``condition_holds``):
-#   ("tensor-attr", class, attr): the class (or the first ancestor assigning it) assigns ``self.attr``
-#       a tensor-valued expression;
-#   ("bulk-method", class, method): no linted class in the class's ancestry defines ``method`` (so it
-#       is torch's, and holds tensors);
-#   ("bulk-attr-method", class, attr, method): the same for the classes ``self.attr`` is built from;
-#   ("returns", qualname): every ``return`` of the project function or method (``module.Class.method``)
-#       gives a tensor-valued value of one kind (see ``ProjectIndex.returned_kind``).
-Condition = tuple[str, ...]
+
+
+# Questions only the complete project index answers (see ``condition_kind``): typed requirements that
+# a rule hands on with its finding, and that the cache keeps as they are.
+@dataclass(frozen=True)
+class TensorAttr:
+    """The class (or the first ancestor assigning it) assigns ``self.<attr>`` a tensor-valued expression."""
+
+    cls: str
+    attr: str
+
+
+@dataclass(frozen=True)
+class TorchMethod:
+    """No class of the project in the class's MRO defines ``method``: it is torch's, and holds tensors."""
+
+    cls: str
+    method: str
+
+
+@dataclass(frozen=True)
+class AttrTorchMethod:
+    """The same as ``TorchMethod`` for the classes ``self.<attr>`` of ``cls`` is built from."""
+
+    cls: str
+    attr: str
+    method: str
+
+
+@dataclass(frozen=True)
+class Returns:
+    """Every ``return`` of the project function or method (``module.Class.method``) gives a tensor-valued
+    value of one kind (see ``ProjectIndex.returned_kind``)."""
+
+    qualname: str
+
+
+Condition = TensorAttr | TorchMethod | AttrTorchMethod | Returns
 _CERTAIN: frozenset[Condition] = frozenset()
 # API model kinds that are leaves, and the leaf kind each gives.
 _LEAF_KINDS: dict[str, LeafKind] = {
@@ -137,23 +167,20 @@ def condition_holds(condition: Condition, index: ProjectIndex, path: str) -> boo
 def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> LeafKind | None:
     """The leaf kind a part has when its ``Leaf.when`` condition holds in the complete index; None when it
     does not hold."""
-    kind = condition[0]
-    if kind == "tensor-attr":
-        facts = _attr_facts(index, condition[1], condition[2], path)
+    if isinstance(condition, TensorAttr):
+        facts = _attr_facts(index, condition.cls, condition.attr, path)
         holds = any(fact.tensor or _returns_tensors(index, fact.callee, path) for fact in facts)
         return "tensor" if holds else None
-    if kind == "bulk-method":
-        return "bulk" if index.method_owner(condition[1], condition[2], near=path) is None else None
-    if kind == "bulk-attr-method":
-        for fact in _attr_facts(index, condition[1], condition[2], path):
+    if isinstance(condition, TorchMethod):
+        return "bulk" if index.method_owner(condition.cls, condition.method, near=path) is None else None
+    if isinstance(condition, AttrTorchMethod):
+        for fact in _attr_facts(index, condition.cls, condition.attr, path):
             if fact.callee is not None and (
-                _plain_state(fact.callee) or index.method_owner(fact.callee, condition[3], near=path) is not None
+                _plain_state(fact.callee) or index.method_owner(fact.callee, condition.method, near=path) is not None
             ):
                 return None
         return "bulk"
-    if kind == "returns":
-        return _LEAF_KINDS.get(index.returned_kind(condition[1], path) or "")
-    return None
+    return _LEAF_KINDS.get(index.returned_kind(condition.qualname, path) or "")
 
 
 def _returns_tensors(index: ProjectIndex, callee: str | None, path: str) -> bool:
@@ -477,7 +504,7 @@ class _Inference:
         """What a call of a project function or method gives: asked of the complete index (deferred only)."""
         if not self.deferred or not _may_be_project(qualname):
             return None
-        return ValueType("returned"), frozenset({("returns", qualname)})
+        return ValueType("returned"), frozenset({Returns(qualname)})
 
     def method_type(self, receiver: ValueType, method: str, node: cst.Call) -> ValueType | None:
         """What ``receiver.method(...)`` gives."""
@@ -539,7 +566,7 @@ class _Inference:
             if cls is None:
                 return None
             if self.deferred:
-                return ValueType("tensor"), frozenset({("tensor-attr", cls.qualname, attr)})
+                return ValueType("tensor"), frozenset({TensorAttr(cls.qualname, attr)})
             return (ValueType("tensor"), _CERTAIN) if any(f.tensor for f in cls.attrs.get(attr, ())) else None
         name = node.attr.value
         inner = self.typed(node.value, env, depth + 1)
@@ -584,7 +611,7 @@ class _Inference:
         if isinstance(receiver, cst.Name) and cls is not None and receiver.value not in env \
                 and self.ctx.is_self(receiver.value):
             if self.deferred:
-                return bulk, frozenset({("bulk-method", cls.qualname, method)})
+                return bulk, frozenset({TorchMethod(cls.qualname, method)})
             return None if method in cls.methods else (bulk, _CERTAIN)
         attr = self.ctx.is_self_attr(receiver)
         if attr is not None and cls is not None:
@@ -592,14 +619,14 @@ class _Inference:
             if any(f.callee is not None and _plain_state(f.callee) for f in facts):
                 return None
             if self.deferred:
-                return bulk, frozenset({("bulk-attr-method", cls.qualname, attr, method)})
+                return bulk, frozenset({AttrTorchMethod(cls.qualname, attr, method)})
             return bulk, _CERTAIN
         built = self.constructor(receiver, env)
         if built is not None:
             if _plain_state(built):
                 return None
             if self.deferred and not built.startswith("torch."):
-                return bulk, frozenset({("bulk-method", built, method)})
+                return bulk, frozenset({TorchMethod(built, method)})
         return bulk, _CERTAIN
 
     def constructor(self, node: cst.BaseExpression, env: _Env) -> str | None:

@@ -267,7 +267,7 @@ class TensorInJson(Rule):
             # Every part depends on facts about classes: the complete index decides.
             requires: list[Requirement] = []
             for leaf in dump.leaves:
-                requires.extend(TensorLeaf(_part(leaf), condition) for condition in sorted(leaf.when))
+                requires.extend(TensorLeaf(_part(leaf), condition) for condition in sorted(leaf.when, key=repr))
             self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires))
             return
         kinds = [leaf.kind for leaf in certain]
