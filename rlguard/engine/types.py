@@ -205,7 +205,8 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext) -> Returned:
     inference = _Inference(ctx, deferred=False)
     typed = inference.typed(node, {}, 0)
     kind = typed[0].kind if typed is not None and not typed[1] else None
-    if kind is None and any(leaf.certain for leaf in inference.leaves(node, {}, 0, (), (), True, True)):
+    if kind is None and _is_container(ctx.value_of(node)) and any(
+            leaf.certain for leaf in inference.leaves(node, {}, 0, (), (), True, True)):
         kind = "holds"
     return Returned(kind, ctx.class_of(node))
 
@@ -320,10 +321,10 @@ class _Inference:
         return None
 
     def project_class(self, qualname: str) -> ClassFacts | None:
-        facts = self.ctx.facts.classes.get(qualname)
-        if facts is None and self.ctx.index is not None:
-            facts = self.ctx.index.get_class(qualname, self.ctx.path)
-        return facts
+        """A class of this file. Other files' classes are the index's to answer, through conditions: the
+        walk answers alike whether or not an index is at hand (the passes that place and fix findings
+        have one, the check has not), so every pass makes the same reports."""
+        return self.ctx.facts.classes.get(qualname)
 
     def overridden(self, value: ValueType, method: str) -> bool:
         """A project class between the object's class and the modelled base defines ``method``."""
@@ -462,7 +463,10 @@ class _Inference:
             typed = self.typed(receiver, env, depth + 1)
             if typed is not None and typed[0].kind != "returned":  # a project call's result: its class decides
                 found = self.method_type(typed[0], method, node)
-                return (found, typed[1]) if found is not None else None
+                if found is not None:
+                    return found, typed[1]
+                # ``net.weights()`` on a project class deriving from a library one: its own method's result.
+                return self.project_call(f"{typed[0].project}.{method}") if typed[0].project else None
             if method in _bulk_methods():
                 return self.bulk_type(receiver, method, env)
             owner = self.project_instance(receiver, env) if self.deferred else None

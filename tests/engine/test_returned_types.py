@@ -149,3 +149,55 @@ def test_the_order_of_a_factory_is_that_of_its_class(index):
     assert [name for name, _ in found.mro("m.default", near)] == ["torchrl.modules.LSTMModule"]
     assert [name for name, _ in found.mro("m.Child", near)] == ["m.Child", "m.Base"]
     assert [name for name, _ in found.mro("m.ping", near)] == ["m.ping"]
+
+
+# One project whose findings all depend on what another file's functions, methods and members hold.
+PROJECT = {
+    "pyproject.toml": "[project]\nname = 'lab'\n",
+    "lab/__init__.py": "from .models import make_encoder, Rig\n",
+    "lab/models.py": """\
+        import threading
+
+        import torch
+        from torch import nn
+        from torchrl.modules import LSTMModule
+
+
+        def make_encoder():
+            return LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="h")
+
+
+        def summary(net):
+            return {"norm": torch.linalg.norm(net.weight)}
+
+
+        class Rig(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.handles = {"cam": threading.Lock()}
+
+            def weights(self):
+                return torch.zeros(3)
+        """,
+    "scripts/train.py": """\
+        import json
+
+        from torchrl.collectors import Collector
+
+        from lab import Rig, make_encoder
+        from lab.models import summary
+
+        lstm = make_encoder()
+        lstm.set_recurrent_mode(True)
+        rig = Rig()
+        print(json.dumps(summary(rig)), json.dumps(rig.weights()))
+        collector = Collector(None, rig, frames_per_batch=1, total_frames=1, policy_device="cpu")
+        """,
+}
+
+
+def test_one_file_or_the_project_same_findings_through_returns_and_members(tmp_path):
+    from tests.engine.test_project import assert_same_findings_alone_and_together, write
+
+    write(tmp_path, PROJECT)
+    assert assert_same_findings_alone_and_together(tmp_path) == 4  # RLG002, RLG003 twice, RLG001

@@ -316,6 +316,13 @@ def test_a_method_returning_a_tensor():
     assert "`self.weights()` is a tensor" in message and "settings" not in message
 
 
+def test_a_method_of_a_module_subclass_of_the_same_file():
+    source = METHODS.replace("class Agent:", "class Agent(torch.nn.Module):").split("    def dump(self):")[0] + (
+        "\n\nagent = Agent()\nprint(json.dumps(agent.weights()), json.dumps(agent.settings()))\n")
+    (message,) = findings("RLG003", source)
+    assert "`agent.weights()` is a tensor" in message
+
+
 def test_a_method_overridden_with_a_plain_value_is_not_flagged():
     source = METHODS.split("    def dump(self):")[0] + textwrap.dedent('''\
 
