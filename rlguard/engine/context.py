@@ -545,7 +545,8 @@ def _key_text(key: cst.BaseExpression) -> str:
 
 
 _MAX_CONTAINER_DEPTH = 3
-# Calls that build containers of their arguments' items; the last ones take their items by position too.
+# Calls that build a container of the items of their first argument (``list([a, b])``) and of their
+# keywords (``dict(cam=lock)``); ``nn.Sequential(a, b)`` holds its arguments themselves, by position.
 _SEQUENCE_CALLS = frozenset({"torch.nn.Sequential"})
 _CONTAINER_CALLS = frozenset({"builtins.dict", "builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset",
                               "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList"}) | _SEQUENCE_CALLS
@@ -556,16 +557,17 @@ def _opaque_function(function: cst.FunctionDef, ctx: FileContext) -> bool:
     that may wrap the function, or a body that may end without returning (giving None)."""
     if function.asynchronous is not None:
         return True
-    if any((ctx.qualname(d.decorator) or dotted_name(d.decorator) or "") not in _TRANSPARENT_DECORATORS
-           for d in function.decorators):
-        return True
+    for decorator in (d.decorator for d in function.decorators):
+        written = decorator.func if isinstance(decorator, cst.Call) else decorator  # ``@torch.no_grad()``
+        if ctx.qualname(written) not in _TRANSPARENT_DECORATORS:
+            return True
     return _may_fall_through(function.body)
 
 
-# Decorators that leave what a call returns as the body returns it.
+# Decorators (bare or called) that leave what a call returns as the body returns it.
 _TRANSPARENT_DECORATORS = frozenset({
-    "staticmethod", "classmethod", "builtins.staticmethod", "builtins.classmethod", "abc.abstractmethod",
-    "functools.cache", "functools.wraps", "typing.override", "typing_extensions.override",
+    "builtins.staticmethod", "builtins.classmethod", "abc.abstractmethod", "functools.cache", "functools.lru_cache",
+    "typing.override", "typing_extensions.override", "torch.no_grad", "torch.inference_mode",
 })
 
 

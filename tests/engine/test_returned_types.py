@@ -201,3 +201,18 @@ def test_one_file_or_the_project_same_findings_through_returns_and_members(tmp_p
 
     write(tmp_path, PROJECT)
     assert assert_same_findings_alone_and_together(tmp_path) == 4  # RLG002, RLG003 twice, RLG001
+
+
+@pytest.mark.parametrize(("decorator", "kind"), [
+    ("", "tensor"), ("@torch.no_grad()\n", "tensor"), ("@torch.inference_mode()\n", "tensor"),
+    ("@functools.lru_cache(maxsize=2)\n", "tensor"), ("@functools.cache\n", "tensor"), ("@staticmethod\n", "tensor"),
+    ("@traced\n", None), ("@functools.partial(traced)\n", None), ("@property\n", None),
+])
+def test_decorators_that_keep_the_result(tmp_path, decorator, kind):
+    source = ("import functools\n\nimport torch\n\n\ndef traced(function):\n    return function\n\n\n"
+              f"class Net:\n    {decorator.replace(chr(10), chr(10) + '    ')}def value(self):\n"
+              "        return torch.zeros(3)\n")
+    (tmp_path / "m.py").write_text(source)
+    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
+                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    assert project.index.returned_kind("m.Net.value", str(tmp_path / "m.py")) == kind

@@ -79,6 +79,15 @@ def make_cached():
     return LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="h")
 
 
+def traced(function):
+    return function
+
+
+@traced
+def make_traced():
+    return LSTMModule(input_size=3, hidden_size=4, in_key="obs", out_key="h")
+
+
 class Builder:
     def encoder(self):
         return make_encoder()
@@ -96,14 +105,14 @@ FILES = {"pkg/__init__.py": "", "pkg/encoders.py": ENCODERS}
 USE = "from pkg.encoders import {name}\n\nlstm = {name}()\nlstm.set_recurrent_mode(True)\n"
 
 
-@pytest.mark.parametrize("name", ["make_encoder", "make_default"])
+@pytest.mark.parametrize("name", ["make_encoder", "make_default", "make_cached"])
 def test_a_factory_in_another_file_gives_its_recurrent_module(name):
     (message,) = findings("RLG002", USE.format(name=name), FILES)
     assert "raises RuntimeError" in message and f"`{name}` returns a `LSTMModule`" in message
 
 
 @pytest.mark.parametrize("name", ["make_either", "make_maybe", "make_plain", "make_forever", "make_ping",
-                                  "make_many", "make_cached"])
+                                  "make_many", "make_traced"])
 def test_factories_whose_result_is_unknown_or_not_recurrent_are_not_flagged(name):
     assert findings("RLG002", USE.format(name=name), FILES) == []
 
