@@ -652,6 +652,9 @@ class UncopyablePolicy(Rule):
             return self._policies(factory.body)
         if isinstance(factory, cst.Name) and factory.value in self._returns:
             return self._returns[factory.value]
+        owner = self.ctx.self_class(factory.value) if isinstance(factory, cst.Attribute) else None
+        if owner is not None and isinstance(factory, cst.Attribute):  # ``policy_factory=self.make_policy``
+            return [Uncopyable(f"{owner.qualname}.{factory.attr.value}")]
         # An imported function, or a class: resolved in the index to what it builds.
         qualname = self.ctx.qualname(factory) if isinstance(factory, (cst.Name, cst.Attribute)) else None
         return [Uncopyable(qualname)] if qualname is not None else []

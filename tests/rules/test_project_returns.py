@@ -419,3 +419,33 @@ def test_rlg001_a_policy_built_by_a_method_is_followed():
         '''
     (message,) = findings("RLG001", source)
     assert "`Locked` cannot be deep-copied" in message and "`self.lock` holds a thread lock" in message
+
+
+def test_rlg001_a_bound_method_given_as_policy_factory():
+    source = '''\
+        import threading
+
+        from torch import nn
+        from torchrl.collectors import Collector
+
+
+        class Locked(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lock = threading.Lock()
+
+
+        class Experiment:
+            def make_policy(self):
+                return Locked()
+
+            def make_plain(self):
+                return nn.Linear(2, 2)
+
+            def collect(self, env):
+                return Collector(env, policy_factory=self.{factory}, frames_per_batch=1, total_frames=1,
+                                 policy_device="cpu")
+        '''
+    (message,) = findings("RLG001", source.replace("{factory}", "make_policy"))
+    assert "(built by `policy_factory`)" in message and "`self.lock` holds a thread lock" in message
+    assert findings("RLG001", source.replace("{factory}", "make_plain")) == []
