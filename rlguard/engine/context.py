@@ -15,7 +15,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
-from rlguard.engine.types import is_tensor_valued, literal_items, type_alternatives
+from rlguard.engine.types import is_tensor_valued, literal_items, returned_value, type_alternatives
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -47,15 +47,25 @@ Shadow = dict[str, "Binding | None"]
 class Instance:
     """What the engine can tell about the class of an expression's value (``FileContext.instance_of``).
 
-    ``kind`` is "built" (the value a call of ``names[0]`` returns: a class, or a factory), "annotated"
-    (declared as one of ``names``), "imported" (a module-level object imported as ``names[0]``),
-    "self" (``self`` in class ``names[0]``), "self-attr" (``self.<attr>`` of class ``names[0]``) or
-    "super" (``super()`` in class ``names[0]``).
+    ``kind`` is "built" (the value a call of ``names[0]`` returns: a class, or a factory: a function, or
+    a method named ``module.Class.method``, whose returns the index follows), "annotated" (declared as
+    one of ``names``), "imported" (a module-level object imported as ``names[0]``), "self" (``self`` in
+    class ``names[0]``), "self-attr" (``self.<attr>`` of class ``names[0]``), "super" (``super()`` in
+    class ``names[0]``) or "item" (item ``position`` of what a call of ``names[0]`` returns:
+    ``actor, critic = make_models()``).
     """
 
     kind: str
     names: tuple[str, ...]
     attr: str | None = None
+    position: int | None = None
+    # The expression reached (the call that builds the value, ``self.x``, an annotated name) and the
+    # shadow it is read in: a rule may look into a wrapper's arguments (``TensorDictModule(net, ...)``).
+    node: cst.BaseExpression | None = field(default=None, compare=False)
+    shadow: Shadow = field(default_factory=dict, compare=False)
+    via: tuple[str, ...] = ()  # the names followed to reach it, outermost first
+    # For "annotated" names also bound to a value (``net: nn.Module = LockedNet()``): what the value is.
+    value: Instance | None = None
 
 
 @dataclass
@@ -187,48 +197,73 @@ class FileContext:
         return binding, ({**shadow, name: binding.previous} if binding is not None else shadow)
 
     def instance_of(self, node: cst.BaseExpression, same_value_methods: frozenset[str] = frozenset(),
-                    shadow: Shadow | None = None, depth: int = 0) -> Instance | None:
+                    shadow: Shadow | None = None, depth: int = 0, via: tuple[str, ...] = ()) -> Instance | None:
         """What ``node`` is an instance of, following names to what they were bound to (``x = x.to(d)``
-        included) and calls of ``same_value_methods`` to their receiver; None when unknown."""
+        included), unpacking (``a, b = make()``) and calls of ``same_value_methods`` to their receiver;
+        None when unknown. The one answer every rule reads."""
         shadow = shadow or {}
         if depth > _MAX_BUILT_DEPTH:
             return None
         if isinstance(node, cst.Call):
-            if isinstance(node.func, cst.Name) and node.func.value == "super" and self.lookup("super") is None:
-                cls = self.current_class
-                return Instance("super", (cls.qualname,)) if cls is not None else None
-            callee = self.qualname(node.func) if not _local_head(node.func, shadow) else None
-            if callee is not None:
-                return Instance("built", (callee,))
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in same_value_methods:
-                return self.instance_of(node.func.value, same_value_methods, shadow, depth + 1)
-            return None
+            return self._call_instance(node, same_value_methods, shadow, depth, via)
         if isinstance(node, cst.Attribute):
             if _local_head(node, shadow):
                 return None  # an attribute of a name as it was before the bindings followed: unknown
             attr = self.is_self_attr(node)
             cls = self.current_class
             if attr is not None and cls is not None:
-                return Instance("self-attr", (cls.qualname,), attr)
+                return Instance("self-attr", (cls.qualname,), attr, node=node, shadow=shadow, via=via)
             qualname = self.qualname(node)
-            return Instance("imported", (qualname,)) if qualname is not None else None
+            return Instance("imported", (qualname,), node=node, via=via) if qualname is not None else None
         if not isinstance(node, cst.Name):
             return None
         cls = self.self_class(node) if node.value not in shadow else None
         if cls is not None:
-            return Instance("self", (cls.qualname,))
+            return Instance("self", (cls.qualname,), node=node, via=via)
         binding, inner = self.binding_in(node.value, shadow)
+        via = via + (node.value,)
         if binding is None:
             qualname = self.qualname(node) if node.value not in shadow else None
-            return Instance("imported", (qualname,)) if qualname is not None else None
+            return Instance("imported", (qualname,), node=node, via=via) if qualname is not None else None
+        if binding.unpacked is not None:
+            return self._item_instance(*binding.unpacked, same_value_methods, shadow, depth, via)
         if binding.opaque:
             return None
+        value = self.instance_of(binding.value, same_value_methods, inner, depth + 1, via) \
+            if binding.value is not None else None
         if binding.annotation is not None:
             names = tuple(q for t in type_alternatives(binding.annotation, self) if (q := self.qualname(t)) is not None)
             if names:
-                return Instance("annotated", names)
-        if binding.value is not None:
-            return self.instance_of(binding.value, same_value_methods, inner, depth + 1)
+                return Instance("annotated", names, node=node, shadow=shadow, via=via, value=value)
+        return value
+
+    def _call_instance(self, node: cst.Call, same_value_methods: frozenset[str], shadow: Shadow, depth: int,
+                       via: tuple[str, ...]) -> Instance | None:
+        if isinstance(node.func, cst.Name) and node.func.value == "super" and self.lookup("super") is None:
+            cls = self.current_class
+            return Instance("super", (cls.qualname,), node=node, via=via) if cls is not None else None
+        callee = self.qualname(node.func) if not _local_head(node.func, shadow) else None
+        if callee is not None:
+            return Instance("built", (callee,), node=node, shadow=shadow, via=via)
+        if not isinstance(node.func, cst.Attribute):
+            return None
+        if node.func.attr.value in same_value_methods:
+            return self.instance_of(node.func.value, same_value_methods, shadow, depth + 1, via)
+        cls = self.self_class(node.func.value) if not _local_head(node.func, shadow) else None
+        if cls is not None:  # ``self.make_policy()``: what the method returns (resolved through the MRO)
+            return Instance("built", (f"{cls.qualname}.{node.func.attr.value}",), node=node, shadow=shadow, via=via)
+        return None
+
+    def _item_instance(self, source: cst.BaseExpression, position: int, same_value_methods: frozenset[str],
+                       shadow: Shadow, depth: int, via: tuple[str, ...]) -> Instance | None:
+        """Item ``position`` of an unpacked tuple literal, or of what a call returns."""
+        if isinstance(source, (cst.Tuple, cst.List)):
+            item = literal_item(source, position)
+            return self.instance_of(item, same_value_methods, shadow, depth + 1, via) if item is not None else None
+        if isinstance(source, cst.Call) and not _local_head(source.func, shadow):
+            callee = self.qualname(source.func)
+            if callee is not None:
+                return Instance("item", (callee,), position=position, node=source, shadow=shadow, via=via)
         return None
 
     def value_of(self, node: cst.BaseExpression, depth: int = 4) -> cst.BaseExpression:
@@ -332,14 +367,22 @@ class FileContext:
         elif value is not None:
             attr = self.is_self_attr(target)
             if attr is not None:
-                self._record_attr(attr, value)
+                self._record_attr(attr, value, annotation)
 
     def record_return(self, node: cst.Return) -> None:
-        """What a module-level function returns, when calls build it: for factories in the index."""
-        if node.value is None or len(self.scopes) != 2 or self.scopes[1].kind != "function":
+        """What a module-level function or a method returns: the calls that build it (factories, for
+        RLG001) and its type (``FunctionFacts.typed``), for every rule through the index."""
+        facts = self._function_facts()
+        if facts is None:
             return
-        function = self.scopes[1].node
+        function = self.scopes[-1].node
         assert isinstance(function, cst.FunctionDef)
+        if not facts.typed and not facts.opaque:  # the first return: what the whole definition allows
+            facts.opaque = _opaque_function(function, self)
+        if node.value is None:
+            facts.opaque = True
+            return
+        facts.typed.append(returned_value(node.value, self))
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
             if has_starred(node.value.elements):
                 return
@@ -347,13 +390,26 @@ class FileContext:
             built: Built | None = Built(TUPLE, tuple((i, b) for i, b in items if b is not None))
         else:
             built = self.built(node.value, marks_in=function)
-        if built is None:
-            return
-        name = function.name.value
-        qualname = f"{self.module}.{name}" if self.module else name
-        facts = self.facts.functions.setdefault(qualname, FunctionFacts(qualname, self.path))
-        if built not in facts.returns:  # ``return net`` on several branches is one fact
+        if built is not None and built not in facts.returns:  # ``return net`` on several branches is one fact
             facts.returns.append(built)
+
+    def record_yield(self, _node: cst.CSTNode) -> None:
+        """A generator gives an iterator, not what its ``return`` statements say."""
+        facts = self._function_facts()
+        if facts is not None:
+            facts.opaque = True
+
+    def _function_facts(self) -> FunctionFacts | None:
+        """Facts of the function being walked directly, when the index can name it: a module-level
+        function (``module.f``) or a method (``module.Class.f``)."""
+        if len(self.scopes) < 2 or self.scopes[-1].kind != "function" or self.scopes[-2].kind == "function":
+            return None
+        function = self.scopes[-1].node
+        assert isinstance(function, cst.FunctionDef)
+        owner = self.scopes[-2].class_facts
+        prefix = owner.qualname if owner is not None else self.module
+        qualname = f"{prefix}.{function.name.value}" if prefix else function.name.value
+        return self.facts.functions.setdefault(qualname, FunctionFacts(qualname, self.path))
 
     def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Shadow | None = None,
               marks_in: cst.FunctionDef | None = None) -> Built | None:
@@ -419,13 +475,122 @@ class FileContext:
         elif isinstance(target, cst.StarredElement):
             self.bind_opaque(target.value)
 
-    def _record_attr(self, attr: str, value: cst.BaseExpression) -> None:
+    def _record_attr(self, attr: str, value: cst.BaseExpression, annotation: cst.BaseExpression | None = None) -> None:
         resolved = self.value_of(value)
         cls = self.current_class
         assert cls is not None
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
-        callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.callee(resolved)
-        cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self)))
+        callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.class_of(value, annotation)
+        fact = AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self), items=self._container_items(resolved))
+        cls.attrs.setdefault(attr, []).append(fact)
+
+    def class_of(self, node: cst.BaseExpression, annotation: cst.BaseExpression | None = None) -> str | None:
+        """The one class ``node`` is known to be an instance of (the call that builds it, a factory of the
+        project, or a single annotated type); None when unknown or when an annotation admits several."""
+        instance = self.instance_of(node)
+        if instance is not None and instance.kind == "annotated" and instance.value is not None:
+            instance = instance.value  # ``x: nn.Module = Net()``: the value is a ``Net``
+        if instance is not None and instance.kind == "built":
+            return instance.names[0]
+        names = instance.names if instance is not None and instance.kind == "annotated" else ()
+        if annotation is not None and instance is None:
+            names = tuple(q for t in type_alternatives(annotation, self) if (q := self.qualname(t)) is not None)
+        names = tuple(name for name in names if name != "builtins.None")
+        return names[0] if len(names) == 1 else None
+
+    def _container_items(self, value: cst.BaseExpression, depth: int = 0) -> tuple[tuple[str, str], ...]:
+        """(where, class) for the items of a container literal that calls build: ``{"cam": Lock()}``
+        gives ``('["cam"]', "threading.Lock")``; ``dict(...)``, ``list(...)``, ``tuple(...)``, ``set(...)``
+        of literals, keywords and comprehensions, nested up to a few levels."""
+        if depth > _MAX_CONTAINER_DEPTH:
+            return ()
+        found: list[tuple[str, str]] = []
+        for where, item in self._container_elements(value, depth):
+            item = self.value_of(item)
+            callee = "<generator>" if isinstance(item, cst.GeneratorExp) else self.class_of(item)
+            if callee is not None and callee not in _CONTAINER_CALLS:
+                found.append((where, callee))
+            found.extend((where + inner, cls) for inner, cls in self._container_items(item, depth + 1))
+        return tuple(found)
+
+    def _container_elements(self, value: cst.BaseExpression, depth: int) -> list[tuple[str, cst.BaseExpression]]:
+        if isinstance(value, cst.Dict):
+            return [(f"[{_key_text(e.key)}]", e.value) for e in value.elements if isinstance(e, cst.DictElement)]
+        if isinstance(value, (cst.List, cst.Tuple)):
+            starred = has_starred(value.elements)
+            return [("[...]" if starred else f"[{i}]", e.value) for i, e in enumerate(value.elements)
+                    if not isinstance(e, cst.StarredElement)]
+        if isinstance(value, cst.Set):
+            return [("", e.value) for e in value.elements if not isinstance(e, cst.StarredElement)]
+        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return [("" if isinstance(value, cst.SetComp) else "[...]", value.elt)]
+        if isinstance(value, cst.DictComp):
+            return [("[...]", value.value)]
+        if isinstance(value, cst.Call) and depth <= _MAX_CONTAINER_DEPTH and self.callee(value) in _CONTAINER_CALLS:
+            keywords = [(f"[{e.keyword.value!r}]", e.value) for e in value.args if e.keyword is not None]
+            args = [a.value for a in value.args if a.keyword is None and not a.star]
+            if self.callee(value) in _SEQUENCE_CALLS:  # nn.Sequential(a, b): items by position
+                return [(f"[{i}]", arg) for i, arg in enumerate(args)] if len(args) > 1 else \
+                    [(where, item) for arg in args for where, item in self._container_elements(self.value_of(arg), depth + 1)]
+            return keywords + [(where, item) for arg in args[:1]
+                               for where, item in self._container_elements(self.value_of(arg), depth + 1)]
+        return []
+
+
+def _key_text(key: cst.BaseExpression) -> str:
+    """A dict key as a member path shows it: the literal as written, else ``...``."""
+    if isinstance(key, (cst.SimpleString, cst.Integer)):
+        return key.value
+    return "..."
+
+
+_MAX_CONTAINER_DEPTH = 3
+# Calls that build a container of the items of their first argument (``list([a, b])``) and of their
+# keywords (``dict(cam=lock)``); ``nn.Sequential(a, b)`` holds its arguments themselves, by position.
+_SEQUENCE_CALLS = frozenset({"torch.nn.Sequential"})
+_CONTAINER_CALLS = frozenset({"builtins.dict", "builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset",
+                              "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList"}) | _SEQUENCE_CALLS
+
+
+def _opaque_function(function: cst.FunctionDef, ctx: FileContext) -> bool:
+    """The call's value may differ from what the ``return`` statements give: a coroutine, a decorator
+    that may wrap the function, or a body that may end without returning (giving None)."""
+    if function.asynchronous is not None:
+        return True
+    for decorator in (d.decorator for d in function.decorators):
+        written = decorator.func if isinstance(decorator, cst.Call) else decorator  # ``@torch.no_grad()``
+        if ctx.qualname(written) not in _TRANSPARENT_DECORATORS:
+            return True
+    return _may_fall_through(function.body)
+
+
+# Decorators (bare or called) that leave what a call returns as the body returns it.
+_TRANSPARENT_DECORATORS = frozenset({
+    "builtins.staticmethod", "builtins.classmethod", "abc.abstractmethod", "functools.cache", "functools.lru_cache",
+    "typing.override", "typing_extensions.override", "torch.no_grad", "torch.inference_mode",
+})
+
+
+def _may_fall_through(body: cst.BaseSuite) -> bool:
+    """The block may end without ``return`` or ``raise`` (judged from its last statement)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    return not statements or _statement_falls_through(statements[-1])
+
+
+def _statement_falls_through(last: cst.CSTNode) -> bool:
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return not any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None or _may_fall_through(last.body):
+            return True
+        return _statement_falls_through(last.orelse) if isinstance(last.orelse, cst.If) \
+            else _may_fall_through(last.orelse.body)
+    if isinstance(last, cst.With):
+        return _may_fall_through(last.body)
+    if isinstance(last, cst.Try):
+        return last.orelse is not None or _may_fall_through(last.body) \
+            or any(_may_fall_through(handler.body) for handler in last.handlers)
+    return True
 
 
 def only_raises_not_implemented(node: cst.FunctionDef) -> bool:

@@ -17,8 +17,13 @@ from collections.abc import Callable
 class AttrFact:
     """One ``self.<attr> = <value>`` seen in a method of a class."""
 
-    callee: str | None  # qualified name of the call that built the value, if any
+    # The class of the value: the call that built it (a class, or a function or method of the project,
+    # whose returns the index follows), or the one type its annotation admits; None when unknown.
+    callee: str | None
     tensor: bool = False  # the value is tensor-valued (see engine.types)
+    # A container literal (``{"cam": threading.Lock()}``, ``[a, b]``, ``dict(...)``): (where in it, as
+    # ``["cam"]`` or ``[0]``, the call that built that item), for the items calls build.
+    items: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -56,13 +61,27 @@ class Built:
     marked_by: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Returned:
+    """What one ``return`` statement gives, as the engine typed it in the function's own scope."""
+
+    kind: str | None = None  # a value kind of engine.types ("tensor", "holds", "tensordict", ...); None: unknown
+    # The class the value is an instance of (the call that built it, or its annotation), or the project
+    # function or method whose result it is (followed through the index); None when unknown.
+    built: str | None = None
+
+
 @dataclass
 class FunctionFacts:
-    """A module-level function and what its ``return`` statements build."""
+    """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
     qualname: str
     path: str
-    returns: list[Built] = field(default_factory=list)
+    returns: list[Built] = field(default_factory=list)  # the calls that build returned values
+    typed: list[Returned] = field(default_factory=list)  # one per ``return`` statement, in order
+    # The value is not what the returns say: a generator, a coroutine, a decorator that may wrap it,
+    # a ``return`` without a value, or a body that may end without returning.
+    opaque: bool = False
 
 
 @dataclass
@@ -95,6 +114,7 @@ Loader = Callable[[str], FileFacts | None]
 Resolver = Callable[[str, str], tuple[str, ...]]
 Ancestor = tuple[str, "ClassFacts | None"]
 _MAX_MRO_DEPTH = 64
+_MAX_FOLLOWED = 16  # factories followed through other factories
 
 
 class ProjectIndex:
@@ -146,8 +166,53 @@ class ProjectIndex:
         return self._find("classes", qualname, near)
 
     def get_function(self, qualname: str, near: str = "") -> FunctionFacts | None:
-        """Facts of a module-level function, following re-exports like ``get_class``."""
-        return self._find("functions", qualname, near)
+        """Facts of a module-level function, following re-exports like ``get_class``; for a method
+        (``module.Class.method``), of the definition the class's MRO reaches first."""
+        found = self._find("functions", qualname, near)
+        owner, _, method = qualname.rpartition(".")
+        if found is not None or not owner:
+            return found
+        cls = self.get_class(owner, near)
+        if cls is None:
+            return None
+        for _, facts in self.ancestry(cls.qualname, cls.path):
+            if facts is not None and method in facts.methods:
+                return self._find("functions", f"{facts.qualname}.{method}", facts.path)
+        return None
+
+    def built_class(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> tuple[str, str] | None:
+        """(class, file naming it) whose instance a call of the project function or method ``qualname``
+        gives: the one class every ``return`` builds, through other factories. None when ``qualname`` is
+        not such a function, or its returns are unknown or differ."""
+        function = self.get_function(qualname, near)
+        if function is None or function.opaque or not function.typed or len(seen) > _MAX_FOLLOWED:
+            return None
+        built = {returned.built for returned in function.typed}
+        if len(built) != 1 or None in built or function.qualname in seen:
+            return None
+        cls = built.pop()
+        assert cls is not None
+        inner = self.built_class(cls, function.path, seen + (function.qualname,))
+        if inner is None and self.get_function(cls, function.path) is not None:
+            return None  # a project function whose result is unknown
+        return inner or (cls, function.path)
+
+    def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> str | None:
+        """The value kind (engine.types) every ``return`` of the project function or method gives;
+        None when any return is unknown or they differ (recursion and cycles count as unknown)."""
+        function = self.get_function(qualname, near)
+        if function is None or function.opaque or not function.typed or function.qualname in seen \
+                or len(seen) > _MAX_FOLLOWED:
+            return None
+        kinds = set()
+        for returned in function.typed:
+            kind = returned.kind
+            if kind is None and returned.built is not None:
+                kind = self.returned_kind(returned.built, function.path, seen + (function.qualname,))
+            if kind is None:
+                return None
+            kinds.add(kind)
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _find(self, table: str, qualname: str, near: str) -> Any | None:
         for _ in range(8):  # re-export chains are short; this bounds cycles
@@ -187,8 +252,12 @@ class ProjectIndex:
 
         Classes outside the index (library classes) and those ``leaf`` accepts end the search
         upwards. None when no consistent order exists (Python would refuse the class).
+        ``qualname`` may name a project function or method (``make_encoder``): the order is that of
+        the class its calls build (see ``built_class``), so every rule reads factories alike.
         """
         memo: dict[str, list[Ancestor] | None] = {}
+        if self.get_class(qualname, near) is None:
+            qualname, near = self.built_class(qualname, near) or (qualname, near)
 
         def linearise(name: str, origin: str, depth: int) -> list[Ancestor] | None:
             cls = self.get_class(name, origin)

@@ -148,6 +148,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],
         cst.Return: [ctx.record_return],
+        cst.Yield: [ctx.record_yield],
     }
     leaves: dict[type, list[Handler]] = {
         cst.ClassDef: [leave_scope],

@@ -5,6 +5,8 @@ Used by the engine (context, index) and by several rules; nothing here is specif
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 from collections.abc import Iterator
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.apimodel import TENSOR, TENSORDICT, CallShape, model, select
+from rlguard.engine.index import Returned
 from rlguard.engine.names import dotted_name
 
 if TYPE_CHECKING:
@@ -62,19 +65,52 @@ MAX_DEPTH = 12
 # Not leaves: "entry", an entry of another TensorDict (it may hold non-tensor data, a string), which
 # becomes "mixed" once a tensor method is called on it; "losses", the TensorDict a loss returns (a
 # TensorDict whose entries are tensors).
-LeafKind = Literal["tensor", "tensors", "bulk", "tensordict", "mixed"]
-# A question only the complete project index answers (see ``condition_holds``):
-#   ("tensor-attr", class, attr): the class (or the first ancestor assigning it) assigns ``self.attr``
-#       a tensor-valued expression;
-#   ("bulk-method", class, method): no linted class in the class's ancestry defines ``method`` (so it
-#       is torch's, and holds tensors);
-#   ("bulk-attr-method", class, attr, method): the same for the classes ``self.attr`` is built from.
-Condition = tuple[str, ...]
+# "holds": a container holding tensors, as a project function returns it (``return {"w": w}``).
+LeafKind = Literal["tensor", "tensors", "bulk", "tensordict", "mixed", "holds"]
+
+
+# Questions only the complete project index answers (see ``condition_kind``): typed requirements that
+# a rule hands on with its finding, and that the cache keeps as they are.
+@dataclass(frozen=True)
+class TensorAttr:
+    """The class (or the first ancestor assigning it) assigns ``self.<attr>`` a tensor-valued expression."""
+
+    cls: str
+    attr: str
+
+
+@dataclass(frozen=True)
+class TorchMethod:
+    """No class of the project in the class's MRO defines ``method``: it is torch's, and holds tensors."""
+
+    cls: str
+    method: str
+
+
+@dataclass(frozen=True)
+class AttrTorchMethod:
+    """The same as ``TorchMethod`` for the classes ``self.<attr>`` of ``cls`` is built from."""
+
+    cls: str
+    attr: str
+    method: str
+
+
+@dataclass(frozen=True)
+class Returns:
+    """Every ``return`` of the project function or method (``module.Class.method``) gives a tensor-valued
+    value of one kind (see ``ProjectIndex.returned_kind``)."""
+
+    qualname: str
+
+
+Condition = TensorAttr | TorchMethod | AttrTorchMethod | Returns
 _CERTAIN: frozenset[Condition] = frozenset()
 # API model kinds that are leaves, and the leaf kind each gives.
 _LEAF_KINDS: dict[str, LeafKind] = {
     "tensor": "tensor", "tensors": "tensors", "tensor_iter": "bulk", "bulk": "bulk", "tensordict": "tensordict",
-    "mixed": "mixed", "losses": "tensordict",
+    "mixed": "mixed", "losses": "tensordict", "holds": "holds",
+    "returned": "mixed",  # what a project callable returns: its kind comes from the index (``condition_kind``)
 }
 _HOLDS_TENSORS = frozenset(_LEAF_KINDS)
 _SEQUENCE_TYPES = frozenset({"builtins.list", "builtins.tuple", "typing.List", "typing.Tuple", "typing.Sequence",
@@ -125,19 +161,54 @@ def is_tensor_valued(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 def condition_holds(condition: Condition, index: ProjectIndex, path: str) -> bool:
     """Answer a ``Leaf.when`` condition against the complete project index."""
-    kind = condition[0]
-    if kind == "tensor-attr":
-        return any(fact.tensor for fact in _attr_facts(index, condition[1], condition[2], path))
-    if kind == "bulk-method":
-        return index.method_owner(condition[1], condition[2], near=path) is None
-    if kind == "bulk-attr-method":
-        for fact in _attr_facts(index, condition[1], condition[2], path):
+    return condition_kind(condition, index, path) is not None
+
+
+def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> LeafKind | None:
+    """The leaf kind a part has when its ``Leaf.when`` condition holds in the complete index; None when it
+    does not hold."""
+    if isinstance(condition, TensorAttr):
+        facts = _attr_facts(index, condition.cls, condition.attr, path)
+        holds = any(fact.tensor or _returns_tensors(index, fact.callee, path) for fact in facts)
+        return "tensor" if holds else None
+    if isinstance(condition, TorchMethod):
+        return "bulk" if index.method_owner(condition.cls, condition.method, near=path) is None else None
+    if isinstance(condition, AttrTorchMethod):
+        for fact in _attr_facts(index, condition.cls, condition.attr, path):
             if fact.callee is not None and (
-                _plain_state(fact.callee) or index.method_owner(fact.callee, condition[3], near=path) is not None
+                _plain_state(fact.callee) or index.method_owner(fact.callee, condition.method, near=path) is not None
             ):
-                return False
-        return True
-    return False
+                return None
+        return "bulk"
+    return _LEAF_KINDS.get(index.returned_kind(condition.qualname, path) or "")
+
+
+def _returns_tensors(index: ProjectIndex, callee: str | None, path: str) -> bool:
+    """``self.w = init_weights()``: a project function whose every return is tensor-valued."""
+    return callee is not None and _may_be_project(callee) and index.returned_kind(callee, path) in _HOLDS_TENSORS
+
+
+def _may_be_project(qualname: str) -> bool:
+    """A callable that may be the project's own: not a builtin, nor of the standard library or a
+    library the API model covers (those are typed by the model, or unknown)."""
+    top = qualname.partition(".")[0]
+    return top not in _NOT_PROJECT and top not in sys.stdlib_module_names and not qualname.startswith("<")
+
+
+_NOT_PROJECT = frozenset({"builtins", "torch", "tensordict", "torchrl", "numpy", "typing_extensions"})
+
+
+def returned_value(node: cst.BaseExpression, ctx: FileContext) -> Returned:
+    """What a ``return`` gives, typed in the function's own scope (``FunctionFacts.typed``): its kind,
+    "holds" for a container holding tensors, and the class it is an instance of (or the project
+    callable whose result it is, which the index follows)."""
+    inference = _Inference(ctx, deferred=False)
+    typed = inference.typed(node, {}, 0)
+    kind = typed[0].kind if typed is not None and not typed[1] else None
+    if kind is None and _is_container(ctx.value_of(node)) and any(
+            leaf.certain for leaf in inference.leaves(node, {}, 0, (), (), True, True)):
+        kind = "holds"
+    return Returned(kind, ctx.class_of(node))
 
 
 def _attr_facts(index: ProjectIndex, cls: str, attr: str, path: str) -> list[AttrFact]:
@@ -250,10 +321,10 @@ class _Inference:
         return None
 
     def project_class(self, qualname: str) -> ClassFacts | None:
-        facts = self.ctx.facts.classes.get(qualname)
-        if facts is None and self.ctx.index is not None:
-            facts = self.ctx.index.get_class(qualname, self.ctx.path)
-        return facts
+        """A class of this file. Other files' classes are the index's to answer, through conditions: the
+        walk answers alike whether or not an index is at hand (the passes that place and fix findings
+        have one, the check has not), so every pass makes the same reports."""
+        return self.ctx.facts.classes.get(qualname)
 
     def overridden(self, value: ValueType, method: str) -> bool:
         """A project class between the object's class and the modelled base defines ``method``."""
@@ -390,11 +461,17 @@ class _Inference:
             if method in _bulk_methods() and self.is_self_or_attr(receiver, env):
                 return self.bulk_type(receiver, method, env)
             typed = self.typed(receiver, env, depth + 1)
-            if typed is not None:
+            if typed is not None and typed[0].kind != "returned":  # a project call's result: its class decides
                 found = self.method_type(typed[0], method, node)
-                return (found, typed[1]) if found is not None else None
+                if found is not None:
+                    return found, typed[1]
+                # ``net.weights()`` on a project class deriving from a library one: its own method's result.
+                return self.project_call(f"{typed[0].project}.{method}") if typed[0].project else None
             if method in _bulk_methods():
                 return self.bulk_type(receiver, method, env)
+            owner = self.project_instance(receiver, env) if self.deferred else None
+            if owner is not None:  # ``self.weights()``, ``Agent().weights()``: what the method returns
+                return self.project_call(f"{owner}.{method}")
         callable_ = self.attr_object(node.func) or self.typed(node.func, env, depth + 1)
         if callable_ is not None and callable_[0].kind == "object":
             found = self.object_call(callable_[0], node, env, depth)
@@ -413,7 +490,7 @@ class _Inference:
             value = self.instance(spec[1:])
             return (value, _CERTAIN) if value is not None else None
         if spec is None:
-            return self.static_type(qualname, node)
+            return self.static_type(qualname, node) or self.project_call(qualname)
         kind = _kind_of_call(spec, node)
         return (ValueType(kind), _CERTAIN) if kind is not None else None
 
@@ -426,6 +503,12 @@ class _Inference:
         cls = self.instance(owner) if self.model.class_name(owner) is not None else None
         found = self.method_type(cls, method, node) if cls is not None else None
         return (found, _CERTAIN) if found is not None else None
+
+    def project_call(self, qualname: str) -> _Typed:
+        """What a call of a project function or method gives: asked of the complete index (deferred only)."""
+        if not self.deferred or not _may_be_project(qualname):
+            return None
+        return ValueType("returned"), frozenset({Returns(qualname)})
 
     def method_type(self, receiver: ValueType, method: str, node: cst.Call) -> ValueType | None:
         """What ``receiver.method(...)`` gives."""
@@ -487,7 +570,7 @@ class _Inference:
             if cls is None:
                 return None
             if self.deferred:
-                return ValueType("tensor"), frozenset({("tensor-attr", cls.qualname, attr)})
+                return ValueType("tensor"), frozenset({TensorAttr(cls.qualname, attr)})
             return (ValueType("tensor"), _CERTAIN) if any(f.tensor for f in cls.attrs.get(attr, ())) else None
         name = node.attr.value
         inner = self.typed(node.value, env, depth + 1)
@@ -511,6 +594,15 @@ class _Inference:
         value = self.instance(callee) if callee is not None else None
         return (value, _CERTAIN) if value is not None and value.kind == "object" else None
 
+    def project_instance(self, receiver: cst.BaseExpression, env: _Env) -> str | None:
+        """The class of ``self``, or the project class or factory a receiver is built by."""
+        if isinstance(receiver, cst.Name) and receiver.value in env:
+            return None  # a comprehension's or an older binding's value: unknown
+        instance = self.ctx.instance_of(receiver)
+        if instance is None or instance.kind not in ("self", "built"):
+            return None
+        return instance.names[0]
+
     def is_self_or_attr(self, receiver: cst.BaseExpression, env: _Env) -> bool:
         if isinstance(receiver, cst.Name):
             return receiver.value not in env and self.ctx.is_self(receiver.value)
@@ -523,7 +615,7 @@ class _Inference:
         if isinstance(receiver, cst.Name) and cls is not None and receiver.value not in env \
                 and self.ctx.is_self(receiver.value):
             if self.deferred:
-                return bulk, frozenset({("bulk-method", cls.qualname, method)})
+                return bulk, frozenset({TorchMethod(cls.qualname, method)})
             return None if method in cls.methods else (bulk, _CERTAIN)
         attr = self.ctx.is_self_attr(receiver)
         if attr is not None and cls is not None:
@@ -531,14 +623,14 @@ class _Inference:
             if any(f.callee is not None and _plain_state(f.callee) for f in facts):
                 return None
             if self.deferred:
-                return bulk, frozenset({("bulk-attr-method", cls.qualname, attr, method)})
+                return bulk, frozenset({AttrTorchMethod(cls.qualname, attr, method)})
             return bulk, _CERTAIN
         built = self.constructor(receiver, env)
         if built is not None:
             if _plain_state(built):
                 return None
             if self.deferred and not built.startswith("torch."):
-                return bulk, frozenset({("bulk-method", built, method)})
+                return bulk, frozenset({TorchMethod(built, method)})
         return bulk, _CERTAIN
 
     def constructor(self, node: cst.BaseExpression, env: _Env) -> str | None:

@@ -22,8 +22,7 @@ from rlguard.engine.lazy import cst
 from rlguard import advice
 from rlguard.advice import remedy
 from rlguard.engine.findings import Requirement, display_path
-from rlguard.engine.context import literal_item
-from rlguard.engine.index import TUPLE, Built, ProjectIndex
+from rlguard.engine.index import TUPLE, AttrFact, Built, ProjectIndex
 from rlguard.engine.names import dotted_name
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
@@ -45,9 +44,7 @@ from rlguard.engine.types import (
     is_none,
     keyword,
     literal_items,
-    method_call,
     positional,
-    type_alternatives,
 )
 
 DEEPCOPY = "copy.deepcopy"
@@ -211,22 +208,29 @@ def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tu
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for nth, fact in enumerate(attr_facts):
-                what = _what(fact.callee, user_types)
-                if what is None and user_types and fact.callee is not None:
-                    # A listed project class imported through a re-export (``from robot import Camera``).
-                    what = _what(index.canonical(fact.callee, facts.path), user_types)
-                if what is not None:
-                    line = _assignment_line(facts.path, facts.name, attr, fact.callee, nth, len(attr_facts))
-                    return _Culprit(qualname, (attr,), what, facts.path, line)
+                for where, callee in _held(fact):
+                    what = _what(callee, user_types)
+                    if what is None and user_types:
+                        # A listed project class imported through a re-export (``from robot import Camera``).
+                        what = _what(index.canonical(callee, facts.path), user_types)
+                    if what is not None:
+                        line = _assignment_line(facts.path, facts.name, attr, callee, nth, len(attr_facts))
+                        return _Culprit(qualname, (attr + where,), what, facts.path, line)
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for fact in attr_facts:
-                if fact.callee is None or fact.callee.startswith("<"):
-                    continue
-                inner = _culprit(index, fact.callee, facts.path, user_types, hooks, stack)
-                if inner is not None:
-                    return _Culprit(qualname, (attr, *inner.member), inner.what, inner.path, inner.line)
+                for where, callee in _held(fact):
+                    if callee.startswith("<"):
+                        continue
+                    inner = _culprit(index, callee, facts.path, user_types, hooks, stack)
+                    if inner is not None:
+                        return _Culprit(qualname, (attr + where, *inner.member), inner.what, inner.path, inner.line)
     return None
+
+
+def _held(fact: AttrFact) -> list[tuple[str, str]]:
+    """(where, class) for what a member holds: itself (where ""), then the items of a container literal."""
+    return ([("", fact.callee)] if fact.callee is not None else []) + list(fact.items)
 
 
 def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str,
@@ -236,8 +240,8 @@ def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str
         if facts is None:
             continue
         for fact in facts.attrs.get(attr, ()):
-            if fact.callee is not None and not fact.callee.startswith("<"):
-                found = _culprit(index, fact.callee, facts.path, user_types, hooks)
+            for _, callee in _held(fact):
+                found = None if callee.startswith("<") else _culprit(index, callee, facts.path, user_types, hooks)
                 if found is not None:
                     return found
     return None
@@ -340,10 +344,13 @@ class UncopyablePolicy(Rule):
         "`RuntimeError` for multiprocessing objects), often far from the code that built the policy.\n\n"
         "A class is uncopyable when some method assigns `self.x` such a value, or an instance of "
         "another uncopyable class of the project (the message then names the path, e.g. "
-        "`self.camera.lock`), and neither it nor a base defines `__deepcopy__`, `__getstate__`, "
+        "`self.camera.lock`), or a container holding one (`self.handles = {\"cam\": threading.Lock()}`, "
+        "lists, tuples, sets, `dict(...)`, `nn.ModuleList(...)`: the path is then `self.handles[\"cam\"]`), "
+        "and neither it nor a base defines `__deepcopy__`, `__getstate__`, "
         "`__reduce__` or `__reduce_ex__` (where the policy is pickled, `__deepcopy__` does not count: "
         "pickling ignores it), and it is not marked `@rlguard.runtime.uncopyable`. An "
         "expression is such a policy when it builds the class, is a name or `self.attr` bound to one, "
+        "is what a function or method of the project returns (in any file), "
         "or wraps one (`TensorDictModule`, `TensorDictSequential`, `ProbabilisticActor`, `Actor`, "
         "`ValueOperator`, `QValueActor`, `nn.Sequential`, `nn.ModuleList`, ...).\n\n"
         "Not reported: `copy.copy`, deep copies of dicts, configs, state dicts and lock-free "
@@ -645,6 +652,9 @@ class UncopyablePolicy(Rule):
             return self._policies(factory.body)
         if isinstance(factory, cst.Name) and factory.value in self._returns:
             return self._returns[factory.value]
+        owner = self.ctx.self_class(factory.value) if isinstance(factory, cst.Attribute) else None
+        if owner is not None and isinstance(factory, cst.Attribute):  # ``policy_factory=self.make_policy``
+            return [Uncopyable(f"{owner.qualname}.{factory.attr.value}")]
         # An imported function, or a class: resolved in the index to what it builds.
         qualname = self.ctx.qualname(factory) if isinstance(factory, (cst.Name, cst.Attribute)) else None
         return [Uncopyable(qualname)] if qualname is not None else []
@@ -705,63 +715,32 @@ class UncopyablePolicy(Rule):
         if requirements:
             self.report(node, "`{holder}` " + how + _CAUSE, remedy=_SET_AT + remedies, requires=requirements)
 
-    # ----- what an expression may be an instance of -----
+    # ----- what an expression may be an instance of: the engine's answer, read for copies -----
     def _policies(self, expr: cst.BaseExpression, depth: int = 0,
                   shadow: dict[str, Any] | None = None) -> list[PolicyRequirement]:
         """Requirements that hold when ``expr`` is an uncopyable policy (or wraps one)."""
-        if depth > _MAX_DEPTH:
+        if depth > _MAX_DEPTH or dotted_name(expr) in self._marked:
             return []
-        if isinstance(expr, cst.Name):
-            return self._name_policies(expr.value, depth, shadow or {})
-        if isinstance(expr, cst.Attribute):
-            attr = self.ctx.is_self_attr(expr)
-            cls = self.ctx.current_class
-            if attr is None or cls is None or dotted_name(expr) in self._marked:
-                return []
-            return [UncopyableAttr(cls.qualname, attr), *self._attr_policies.get((cls.qualname, attr), ())]
-        if not isinstance(expr, cst.Call):
-            return []
-        callee = self.ctx.callee(expr)
-        if callee in UNCOPYABLE_MARKERS:
-            return []  # uncopyable(Policy()): deliberately never copied
-        if callee in POLICY_WRAPPERS:
-            return [r for arg in self._wrapped(expr) for r in self._policies(arg, depth + 1, shadow)]
-        if callee is not None:
-            # Builtins and typing helpers (list(...), getattr(...), cast(...)) never build a project class.
-            return [] if callee.startswith(("builtins.", "typing.")) else [Uncopyable(callee)]
-        called = method_call(expr)
-        if called is not None and called[1] in MODULE_METHODS_RETURNING_SELF:
-            return self._policies(called[0], depth + 1, shadow)  # policy.to(device) is the policy
-        return []
-
-    def _name_policies(self, name: str, depth: int, shadow: dict[str, Any]) -> list[PolicyRequirement]:
-        if name in self._marked:
-            return []
-        if self.ctx.is_self(name):
-            cls = self.ctx.current_class
-            return [Uncopyable(cls.qualname)] if cls is not None else []
-        binding, inner = self.ctx.binding_in(name, shadow)
-        if binding is not None and binding.unpacked is not None:
-            return self._item_policies(*binding.unpacked, depth, shadow)
-        if binding is None or binding.opaque:
-            return []
-        if binding.value is not None:  # ``policy = policy.to(device)`` reads the previous ``policy``
-            return self._policies(binding.value, depth + 1, inner)
-        if binding.annotation is not None:  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
-            types = (self.ctx.qualname(t) for t in type_alternatives(binding.annotation, self.ctx))
-            return [Uncopyable(qualname) for qualname in types if qualname is not None]
-        return []
-
-    def _item_policies(self, source: cst.BaseExpression, position: int, depth: int,
-                       shadow: dict[str, Any]) -> list[PolicyRequirement]:
-        """``a, b = <source>``: requirements for the ``position``-th name."""
-        if isinstance(source, (cst.Tuple, cst.List)):
-            item = literal_item(source, position)
-            return self._policies(item, depth + 1, shadow) if item is not None else []
-        callee = self.ctx.callee(source) if isinstance(source, cst.Call) else None
-        if callee is None or callee.startswith(("builtins.", "typing.")):
-            return []
-        return [UncopyableItem(callee, position)]
+        instance = self.ctx.instance_of(expr, MODULE_METHODS_RETURNING_SELF, shadow)
+        if instance is not None and instance.kind == "annotated" and instance.value is not None:
+            instance = instance.value  # ``net: nn.Module = LockedNet()``: the value says more
+        if instance is None or self._marked.intersection(instance.via) or (
+                instance.node is not None and dotted_name(instance.node) in self._marked):
+            return []  # unknown, or ``uncopyable(policy)``: deliberately never copied
+        kind, name = instance.kind, instance.names[0]
+        if kind == "self":
+            return [Uncopyable(name)]
+        if kind == "self-attr" and instance.attr is not None:
+            return [UncopyableAttr(name, instance.attr), *self._attr_policies.get((name, instance.attr), ())]
+        if kind == "annotated":  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
+            return [Uncopyable(qualname) for qualname in instance.names]
+        if kind not in ("built", "item") or name in UNCOPYABLE_MARKERS or name.startswith(("builtins.", "typing.")):
+            return []  # builtins and typing helpers (list(...), getattr(...), cast(...)) never build a project class
+        if kind == "item" and instance.position is not None:
+            return [UncopyableItem(name, instance.position)]
+        if name in POLICY_WRAPPERS and isinstance(instance.node, cst.Call):
+            return [r for arg in self._wrapped(instance.node) for r in self._policies(arg, depth + 1, instance.shadow)]
+        return [Uncopyable(name)]
 
     @staticmethod
     def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:

@@ -378,6 +378,8 @@ class ManualRecurrentMode(Rule):
         if instance is None:
             return unknown
         kind, name = instance.kind, instance.names[0]
+        if kind == "item":
+            return unknown  # ``a, b = make()``: an item of what a call returns
         if kind == "super":
             return ("super", (name,), "")
         if kind == "self":
@@ -501,7 +503,9 @@ def _class_verdict(index: ProjectIndex, qualname: str, path: str, skip_self: boo
             if skip_self:
                 continue
         if is_recurrent_module(name):
-            return "yes", f"`{_short_name(qualname)}` derives from `{_short_name(name)}`; "
+            # A factory of the project (``make_encoder``): the MRO is that of the class it returns.
+            relation = "returns a" if index.get_class(qualname, path) is None else "derives from"
+            return "yes", f"`{_short_name(qualname)}` {relation} `{_short_name(name)}`; "
         if facts is not None and METHOD in facts.methods:
             return "no", ""
     if not linted:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
@@ -15,7 +15,7 @@ from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_
 from rlguard.engine.types import (
     Condition,
     Leaf,
-    condition_holds,
+    condition_kind,
     has_star_kwargs,
     is_none,
     keyword,
@@ -33,11 +33,10 @@ _SAVE = "save tensors with `torch.save` and keep JSON for plain values"
 
 @dataclass(frozen=True)
 class TensorLeaf(Requirement):
-    """A part of the encoded value (``description``) is tensor-valued when the index confirms
-    ``condition`` (see ``engine.types.condition_holds``)."""
+    """A part of the encoded value (``part``, as a message names it) is tensor-valued when the index
+    confirms ``condition``; the index also says of which kind (see ``engine.types.condition_kind``)."""
 
-    description: str
-    advice: str
+    part: str
     condition: Condition
 
 
@@ -64,8 +63,11 @@ class TensorInJson(Rule):
         "A part of the payload is tensor-valued when it is a `torch.*` factory or math op "
         "(`torch.tensor`, `torch.stack`, `torch.exp`, ...), a tensor method that returns a tensor "
         "(`sum`, `mean`, `max`, `detach`, `cpu`, `clone`, `to`, ...) on a tensor, `model.parameters()` "
-        "or a `state_dict()`, `self.attr` when the class assigns `attr` a tensor, or a name bound to "
-        "one of these or to a dict, list, tuple or comprehension holding one. `.item()`, `.tolist()`, "
+        "or a `state_dict()`, `self.attr` when the class assigns `attr` a tensor, a call of a function "
+        "or method of the project (in any file) whose every `return` gives one of these, or a name "
+        "bound to one of these or to a dict, list, tuple or comprehension holding one. A function that "
+        "may return something else (another value on one branch, or nothing) is not taken for one. "
+        "`.item()`, `.tolist()`, "
         "`.numel()`, `.dim()`, `.shape`, `.size()`, `float(t)`, `int(t)` and torch calls that return "
         "plain values (`torch.cuda.is_available()`, `torch.cuda.device_count()`) are not tensors. "
         "A call with `default=` or `cls=` (or `**kwargs`, which may carry them) is not reported."
@@ -84,9 +86,9 @@ class TensorInJson(Rule):
         "for sets and generators (JSON cannot encode them anyway), and for names bound conditionally "
         "or in another scope."
     )
-    # Every encoder's module name contains "json". A tensor-valued part needs torch, a bulk method, or
-    # ``self.attr`` (which a base class in another file may have assigned a tensor).
-    tokens = (("json",), ("torch", "parameters", "state_dict", "buffers", "self"))
+    # Every encoder's module name contains "json". A tensor-valued part may come from any call: a
+    # function of another file may return one (``json.dumps(stats(net))``), so the encoder is the token.
+    tokens = (("json",),)
     valid = (
         Example(
             "import json\n\nimport torch\n\n\ndef save_metrics(path, rewards, losses):\n"
@@ -265,11 +267,11 @@ class TensorInJson(Rule):
             # Every part depends on facts about classes: the complete index decides.
             requires: list[Requirement] = []
             for leaf in dump.leaves:
-                description, advice = _describe([leaf]), _advice([leaf])
-                requires.extend(TensorLeaf(description, advice, condition) for condition in sorted(leaf.when))
+                requires.extend(TensorLeaf(_part(leaf), condition) for condition in sorted(leaf.when, key=repr))
             self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires))
             return
-        described, remedy = _describe(certain), _advice(certain)
+        kinds = [leaf.kind for leaf in certain]
+        described, remedy = _describe([(_part(leaf), leaf.kind) for leaf in certain]), _advice(kinds)
         if len(head) + len(described) > _FIRST_LINE:  # the full list moves below the first line
             described, remedy = f"{len(certain)} values it is given are tensors", f"{described}; {remedy}"
         self.report(dump.call, head + described, remedy=remedy, fix=self._fix(dump, expected))
@@ -305,9 +307,10 @@ class TensorInJson(Rule):
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         if not isinstance(requirement, TensorLeaf):
             return super().resolve(requirement, index, path, options)
-        if not condition_holds(requirement.condition, index, path):
+        kind = condition_kind(requirement.condition, index, path)
+        if kind is None:
             return None
-        return {"leaf": requirement.description, "advice": requirement.advice}
+        return {"leaf": _describe([(requirement.part, kind)]), "advice": _advice([kind])}
 
 
 def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpression | None:
@@ -348,18 +351,19 @@ def _part(leaf: Leaf) -> str:
     return f"`{_code(leaf.node)}`{where}"
 
 
-def _describe(leaves: list[Leaf]) -> str:
-    """``a`` and ``b`` are tensors; ``model.state_dict()`` holds many tensors."""
+def _describe(leaves: Sequence[tuple[str, str]]) -> str:
+    """``a`` and ``b`` are tensors; ``model.state_dict()`` holds many tensors: from (part, kind) pairs."""
     groups = (
         ("tensor", "is a tensor", "are tensors"),
         ("tensors", "is a tuple of tensors", "are tuples of tensors"),
         ("bulk", "holds many tensors", "hold many tensors"),
         ("tensordict", "is a TensorDict", "are TensorDicts"),
         ("mixed", "is a tensor or holds tensors", "are tensors or hold tensors"),
+        ("holds", "holds tensors", "hold tensors"),
     )
     sentences = []
     for kind, one, many in groups:
-        parts = [_part(leaf) for leaf in leaves if leaf.kind == kind]
+        parts = [part for part, part_kind in leaves if part_kind == kind]
         if not parts:
             continue
         shown = parts[:_SHOWN_PARTS]
@@ -376,10 +380,10 @@ def _describe(leaves: list[Leaf]) -> str:
 _FIRST_LINE = 120  # characters a message's first line should stay within
 
 
-def _advice(leaves: list[Leaf]) -> str:
-    if all(leaf.kind == "bulk" for leaf in leaves):
+def _advice(kinds: Sequence[str]) -> str:
+    if all(kind == "bulk" for kind in kinds):
         return _SAVE
-    if any(leaf.kind == "bulk" for leaf in leaves):
+    if "bulk" in kinds:
         return f"{_CONVERT}, and {_SAVE}"
     return _CONVERT
 
