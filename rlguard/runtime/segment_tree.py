@@ -241,23 +241,45 @@ class SegmentTree:
         return index
 
     def _write(self, index: torch.Tensor, values: torch.Tensor) -> None:
-        if index.numel() > 1 and self._device.type != "cpu":
-            # On a CPU a write this small (under the grain) runs on this thread, in index
-            # order, so the last of repeated indices wins without deduplicating (tested).
+        if self._device.type == "cpu":
+            self._write_on_cpu(index.numpy(), values.numpy())
+            return
+        if index.numel() > 1:
             index, values = _last_write_wins(index, values)
         self._levels[0].index_copy_(0, index, values)
         nodes = index
         for child, parent in zip(self._levels, self._levels[1:], strict=False):
-            # Siblings repeat a parent: it is then written twice with the same value, which
-            # costs less than deduplicating.
             nodes = nodes >> FANOUT_BITS
-            if child.numel() <= SMALL_LEVEL or nodes.numel() * FANOUT >= child.numel():
-                self._rebuild(child, parent)  # reading every child costs less than the nodes' blocks
+            if self._rebuilds(child, nodes.numel()):
+                self._rebuild(child, parent)
                 continue
             blocks = child.view(-1, FANOUT)
             for start in range(0, nodes.numel(), ROWS):
                 part = nodes[start : start + ROWS]
                 parent.index_copy_(0, part, self._combine(blocks.index_select(0, part)))
+
+    def _write_on_cpu(self, index: np.ndarray, values: np.ndarray) -> None:
+        """The write on numpy views of the levels: a numpy index op costs a fraction of torch's
+        per call, and a replay step is mostly per-call costs. Writes run in index order, so the
+        last of repeated indices wins (tested). Nodes are still reduced by ``_combine``, the
+        kernel ``_rebuild`` uses, so they stay bitwise what a rebuild from the leaves gives."""
+        self._levels[0].numpy()[index] = values
+        nodes = index
+        for child, parent in zip(self._levels, self._levels[1:], strict=False):
+            nodes = nodes >> FANOUT_BITS
+            if self._rebuilds(child, nodes.size):
+                self._rebuild(child, parent)
+                continue
+            blocks, parents = child.numpy().reshape(-1, FANOUT), parent.numpy()
+            for start in range(0, nodes.size, ROWS):
+                part = nodes[start : start + ROWS]
+                parents[part] = self._combine(torch.from_numpy(blocks.take(part, 0))).numpy()
+
+    @staticmethod
+    def _rebuilds(child: torch.Tensor, nodes: int) -> bool:
+        """Whether to rebuild a parent level whole: reading every child costs less than
+        indexing into a small level, or than the nodes' blocks when they cover most of it."""
+        return child.numel() <= SMALL_LEVEL or nodes * FANOUT >= child.numel()
 
     def _rebuild(self, child: torch.Tensor, parent: torch.Tensor) -> None:
         blocks = child.view(-1, FANOUT)
@@ -319,13 +341,13 @@ class SumSegmentTree(SegmentTree):
         root_block = rows.new_zeros(FANOUT + 1)
         torch.cumsum(self._levels[-2], 0, out=root_block[1:])
         child = self._child(root_block[1:], root_block[-1:], remaining, below)
-        remaining = remaining - root_block[child]
+        remaining.sub_(root_block[child])
         node = child.view(-1)
         for level in reversed(self._levels[:-2]):
             torch.index_select(level.view(-1, FANOUT), 0, node, out=children)
             rows.cumsum_(-1)  # column 0 is 0, so the rest are the children's inclusive sums
             child = self._child(children, block_total, remaining, below)
-            remaining = remaining - rows.gather(-1, child)
+            remaining.sub_(rows.gather(-1, child))
             node = child.view(-1).add_(node, alpha=FANOUT)
         return torch.where(past_total, self._size, node)
 
@@ -416,8 +438,10 @@ def _last_write_wins(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.T
 
 def _count(index: Any) -> int:
     """How many indices ``index`` holds (tensors, arrays, sequences, or 1 for a scalar)."""
-    if isinstance(index, (torch.Tensor, np.ndarray)):
-        return int(np.prod(index.shape))
+    if isinstance(index, torch.Tensor):
+        return index.numel()
+    if isinstance(index, np.ndarray):
+        return index.size
     return len(index) if hasattr(index, "__len__") else 1
 
 
