@@ -132,7 +132,7 @@ class SegmentTree:
                 raise ValueError(f"cannot set {tuple(values.shape)} values at {tuple(idx.shape)} indices") from None
         if idx.dim() != 1:
             idx, values = idx.reshape(-1), values.reshape(-1)
-        self._write(idx, values)
+        (self._write_on_cpu if self._device.type == "cpu" else self._write)(idx, values)
 
     update = __setitem__
 
@@ -241,9 +241,7 @@ class SegmentTree:
         return index
 
     def _write(self, index: torch.Tensor, values: torch.Tensor) -> None:
-        if self._device.type == "cpu":
-            self._write_on_cpu(index.numpy(), values.numpy())
-            return
+        """The write on any device (``_write_on_cpu`` is the CPU's): leaves, then their parents."""
         if index.numel() > 1:
             index, values = _last_write_wins(index, values)
         self._levels[0].index_copy_(0, index, values)
@@ -258,12 +256,14 @@ class SegmentTree:
                 part = nodes[start : start + ROWS]
                 parent.index_copy_(0, part, self._combine(blocks.index_select(0, part)))
 
-    def _write_on_cpu(self, index: np.ndarray, values: np.ndarray) -> None:
-        """The write on numpy views of the levels: a numpy index op costs a fraction of torch's
+    def _write_on_cpu(self, index_tensor: torch.Tensor, values: torch.Tensor) -> None:
+        """``_write`` on numpy views of the levels: a numpy index op costs a fraction of torch's
         per call, and a replay step is mostly per-call costs. Writes run in index order, so the
         last of repeated indices wins (tested). Nodes are still reduced by ``_combine``, the
-        kernel ``_rebuild`` uses, so they stay bitwise what a rebuild from the leaves gives."""
-        self._levels[0].numpy()[index] = values
+        kernel ``_rebuild`` uses, so they stay bitwise what ``_write`` and a rebuild from the
+        leaves give (tested)."""
+        index = index_tensor.numpy()
+        self._levels[0].numpy()[index] = values.numpy()
         nodes = index
         for child, parent in zip(self._levels, self._levels[1:], strict=False):
             nodes = nodes >> FANOUT_BITS
@@ -321,7 +321,8 @@ class SumSegmentTree(SegmentTree):
         no probability).
         """
         mass = torch.as_tensor(value, dtype=self._dtype, device=self._device)
-        index = self._scan(mass) if mass.dim() == 1 else self._scan(mass.reshape(-1)).reshape(mass.shape)
+        scan = self._scan_on_cpu if self._device.type == "cpu" else self._scan
+        index = scan(mass) if mass.dim() == 1 else scan(mass.reshape(-1)).reshape(mass.shape)
         if isinstance(value, torch.Tensor):
             return index
         if isinstance(value, np.ndarray):
@@ -329,6 +330,7 @@ class SumSegmentTree(SegmentTree):
         return int(index.item())
 
     def _scan(self, mass: torch.Tensor) -> torch.Tensor:
+        """The search on any device (``_scan_on_cpu`` is the CPU's)."""
         past_total = mass > self._levels[-1]
         # At least the smallest positive mass, so zero-valued leaves are skipped.
         remaining = torch.clamp_min(mass, self._smallest_mass).unsqueeze(-1)
@@ -351,10 +353,47 @@ class SumSegmentTree(SegmentTree):
             node = child.view(-1).add_(node, alpha=FANOUT)
         return torch.where(past_total, self._size, node)
 
+    def _scan_on_cpu(self, mass: torch.Tensor) -> torch.Tensor:
+        """``_scan`` with numpy index ops (a fraction of torch's cost per call) on views of the
+        same memory, and the same running sums (torch's ``cumsum``): it finds what ``_scan``
+        finds (tested)."""
+        masses = mass.numpy()
+        past_total = masses > self._levels[-1].numpy()
+        # At least the smallest positive mass, so zero-valued leaves are skipped.
+        remaining = np.maximum(masses, self._smallest_mass.numpy()).reshape(-1, 1)
+        # Every mass starts in the root's block: its running sums are taken once, not per mass.
+        root_block = np.zeros(FANOUT + 1, dtype=masses.dtype)
+        torch.cumsum(self._levels[-2], 0, out=torch.from_numpy(root_block[1:]))
+        node = self._child_on_cpu(root_block[1:], root_block[-1:], remaining)
+        remaining -= root_block.take(node).reshape(-1, 1)
+        # Below it, each level puts every mass's block of children in ``rows`` after a 0
+        # column: column ``c`` of the running sums is then the mass before child ``c``.
+        rows = torch.zeros((masses.size, FANOUT + 1), dtype=self._dtype)
+        sums = rows.numpy()
+        children, flat = sums[:, 1:], sums.reshape(-1)
+        row_starts = np.arange(0, flat.size, FANOUT + 1)
+        for level in reversed(self._levels[:-2]):
+            children[:] = level.numpy().reshape(-1, FANOUT).take(node, 0)
+            rows.cumsum_(-1)
+            child = self._child_on_cpu(children, sums[:, -1:], remaining)
+            remaining -= flat.take(row_starts + child).reshape(-1, 1)
+            node = node * FANOUT + child
+        node[past_total] = self._size
+        return torch.from_numpy(node)
+
     @staticmethod
-    def _child(
-        inclusive: torch.Tensor, total: torch.Tensor, remaining: torch.Tensor, below: torch.Tensor
-    ) -> torch.Tensor:
+    def _child_on_cpu(inclusive: np.ndarray, total: np.ndarray, remaining: np.ndarray) -> np.ndarray:
+        """``_child`` in numpy: the first child whose inclusive sum reaches the remaining mass.
+
+        Running sums of non-negative values only grow, so that child is where ``inclusive <
+        remaining`` ends; with ``remaining`` capped at the total, in place, it is at most the
+        last child that adds anything, and child 0 for NaN.
+        """
+        np.minimum(remaining, total, out=remaining)
+        return np.less(inclusive, remaining).argmin(1)
+
+    @staticmethod
+    def _child(inclusive: torch.Tensor, total: torch.Tensor, remaining: torch.Tensor, below: torch.Tensor) -> torch.Tensor:
         """Per mass, the first child whose inclusive sum reaches the remaining mass.
 
         Caps ``remaining`` at the block's total first, in place, for the caller's subtraction:

@@ -263,3 +263,41 @@ def test_a_large_write_stays_under_the_parallel_grain_and_keeps_the_last_value(t
     for level, again in zip(tree._levels, rebuilt._levels, strict=False):
         assert torch.equal(level, again)
 
+
+@pytest.mark.parametrize("size", [1, FANOUT + 3, FANOUT**2 * 3 + 5, SMALL_LEVEL * FANOUT + 7])
+@pytest.mark.parametrize("tree_classes", [SUM_TREES, MIN_TREES])
+def test_the_cpu_write_builds_the_tree_the_device_write_builds(size, tree_classes) -> None:
+    # The CPU's numpy write and the torch write every other device uses, run side by side.
+    generator = torch.Generator().manual_seed(size)
+    for tree_class in tree_classes:
+        on_cpu, generic = tree_class(size), tree_class(size)
+        for count in (1, 7, 256, 3000):
+            index = torch.randint(0, size, (count,), generator=generator)
+            values = torch.rand(count, generator=generator, dtype=on_cpu.dtype) * torch.logspace(-6, 6, count, dtype=on_cpu.dtype)
+            on_cpu[index] = values
+            generic._write(index, values)
+        for level, again in zip(on_cpu._levels, generic._levels, strict=True):
+            assert torch.equal(level, again)
+
+
+@pytest.mark.parametrize("size", [1, FANOUT + 3, FANOUT**2 * 3 + 5, SMALL_LEVEL * FANOUT + 7])
+@pytest.mark.parametrize("tree_class", SUM_TREES)
+def test_the_cpu_search_finds_what_the_device_search_finds(size, tree_class) -> None:
+    generator = torch.Generator().manual_seed(size)
+    tree = tree_class(size)
+    leaves = torch.rand(size, generator=generator, dtype=tree.dtype) * torch.logspace(-3, 3, size, dtype=tree.dtype)
+    leaves[torch.rand(size, generator=generator) < 0.3] = 0  # zero leaves to skip
+    leaves[size // 2] = 1.0  # and a positive total
+    tree.load_leaves(leaves)
+    total = tree.query(0, size)
+    masses = torch.cat(
+        [
+            torch.rand(2000, generator=generator, dtype=tree.dtype) * total,
+            torch.tensor([0.0, total, total * (1 - 1e-7), total * 2, float("nan")], dtype=tree.dtype),
+        ]
+    )
+    found = tree.scan_lower_bound(masses)
+    assert torch.equal(found, tree._scan(masses))
+    landed = found[:-1][found[:-1] < size]  # a NaN mass (the last) reaches no leaf: it takes leaf 0
+    assert (tree[landed] > 0).all()
+    assert tree.scan_lower_bound(masses[:0]).shape == (0,)
