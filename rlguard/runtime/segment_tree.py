@@ -64,6 +64,23 @@ class SegmentTree:
         self._identity = self._identity_for(dtype)
         self._levels = [torch.full((n,), self._identity, dtype=dtype, device=device) for n in _level_lengths(size)]
         self._device = self._levels[0].device  # "cuda" becomes "cuda:0", as tensors report it
+        self._blocks = self._numpy_blocks()
+
+    def _numpy_blocks(self) -> list[np.ndarray]:
+        """On a CPU, numpy views of the levels below the root, a block of FANOUT children per
+        row, for ``_write_on_cpu`` and ``_scan_on_cpu``: made once, not per call."""
+        if self._device.type != "cpu":
+            return []
+        return [level.numpy().reshape(-1, FANOUT) for level in self._levels[:-1]]
+
+    # A copy's numpy views would not share its levels' memory (copy.deepcopy and pickle copy
+    # numpy arrays and tensors apart): they are left out and made again.
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: value for name, value in self.__dict__.items() if name != "_blocks"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._blocks = self._numpy_blocks()
 
     # --- the reduction, set by subclasses -------------------------------------------
     @staticmethod
@@ -263,16 +280,16 @@ class SegmentTree:
         kernel ``_rebuild`` uses, so they stay bitwise what ``_write`` and a rebuild from the
         leaves give (tested)."""
         index = index_tensor.numpy()
-        self._levels[0].numpy()[index] = values.numpy()
+        self._blocks[0].reshape(-1)[index] = values.numpy()
         nodes = index
-        for child, parent in zip(self._levels, self._levels[1:], strict=False):
+        for level, (child, parent) in enumerate(zip(self._levels, self._levels[1:], strict=False)):
             nodes = nodes >> FANOUT_BITS
             if self._rebuilds(child, nodes.size):
                 self._rebuild(child, parent)
                 continue
-            blocks, parents = child.numpy().reshape(-1, FANOUT), parent.numpy()
+            blocks, parents = self._blocks[level], self._blocks[level + 1].reshape(-1)
             for start in range(0, nodes.size, ROWS):
-                part = nodes[start : start + ROWS]
+                part = nodes[start : start + ROWS] if nodes.size > ROWS else nodes
                 parents[part] = self._combine(torch.from_numpy(blocks.take(part, 0))).numpy()
 
     @staticmethod
@@ -284,6 +301,9 @@ class SegmentTree:
     def _rebuild(self, child: torch.Tensor, parent: torch.Tensor) -> None:
         blocks = child.view(-1, FANOUT)
         rows = blocks.shape[0]  # the parent level is padded past it
+        if rows <= ROWS:  # the small levels a write rebuilds: one op
+            self._combine(blocks, out=parent[:rows])
+            return
         for start in range(0, rows, ROWS):
             end = min(start + ROWS, rows)
             self._combine(blocks[start:end], out=parent[start:end])
@@ -372,8 +392,8 @@ class SumSegmentTree(SegmentTree):
         sums = rows.numpy()
         children, flat = sums[:, 1:], sums.reshape(-1)
         row_starts = np.arange(0, flat.size, FANOUT + 1)
-        for level in reversed(self._levels[:-2]):
-            children[:] = level.numpy().reshape(-1, FANOUT).take(node, 0)
+        for blocks in reversed(self._blocks[:-1]):
+            children[:] = blocks.take(node, 0)
             rows.cumsum_(-1)
             child = self._child_on_cpu(children, sums[:, -1:], remaining)
             remaining -= flat.take(row_starts + child).reshape(-1, 1)

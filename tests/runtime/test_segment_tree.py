@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -235,6 +236,16 @@ def test_deepcopy_is_independent() -> None:
     clone = copy.deepcopy(tree)
     clone[1] = 9.0
     assert tree[1] == 2.0 and clone.query(0, 5) == 9.0
+
+
+def test_a_pickled_tree_writes_and_searches_its_own_levels() -> None:
+    tree = SumSegmentTreeFp32(FANOUT**2 + 3)
+    tree[torch.tensor([2, 40])] = torch.tensor([1.0, 3.0])
+    clone = pickle.loads(pickle.dumps(tree))
+    clone[torch.tensor([2, 500])] = torch.tensor([0.0, 5.0])
+    assert tree.query(0, tree.size) == 4.0 and clone.query(0, clone.size) == 8.0
+    assert clone.scan_lower_bound(torch.tensor([0.5, 3.5])).tolist() == [40, 500]
+    assert tree.scan_lower_bound(torch.tensor([0.5, 3.5])).tolist() == [2, 40]
 
 
 def test_construction_rejects_bad_arguments() -> None:
