@@ -25,6 +25,7 @@ leaves is bit-for-bit the tree that was saved (tested).
 from __future__ import annotations
 
 import numbers
+import threading
 from typing import Any
 
 import numpy as np
@@ -382,41 +383,19 @@ class SumSegmentTree(SegmentTree):
     def _scan_on_cpu(self, mass: torch.Tensor) -> torch.Tensor:
         """``_scan`` with numpy index ops (a fraction of torch's cost per call) on views of the
         same memory, and the same running sums (torch's ``cumsum``): it finds what ``_scan``
-        finds (tested)."""
+        finds (tested). Every level, the root's included, runs the same few ops: in a replay
+        step the search follows a storage read that evicts the code of any op run only once."""
         masses = mass.numpy()
-        past_total = masses > self._levels[-1].numpy()
         # At least the smallest positive mass, so zero-valued leaves are skipped.
         remaining = np.maximum(masses, self._smallest_mass.numpy()).reshape(-1, 1)
-        # Every mass starts in the root's block: its running sums are taken once, not per mass.
-        root_block = np.zeros(FANOUT + 1, dtype=masses.dtype)
-        torch.cumsum(self._levels[-2], 0, out=torch.from_numpy(root_block[1:]))
-        node = self._child_on_cpu(root_block[1:], root_block[-1:], remaining)
-        remaining -= root_block.take(node).reshape(-1, 1)
-        # Below it, each level puts every mass's block of children in ``rows`` after a 0
-        # column: column ``c`` of the running sums is then the mass before child ``c``.
-        rows = torch.zeros((masses.size, FANOUT + 1), dtype=self._dtype)
-        sums = rows.numpy()
-        children, flat = sums[:, 1:], sums.reshape(-1)
-        row_starts = np.arange(0, flat.size, FANOUT + 1)
+        rows = _ScanRows.get(masses.size, self._dtype)
+        rows.children[:] = self._blocks[-1]  # every mass starts in the root's block
+        node = rows.descend(remaining)
         for blocks in reversed(self._blocks[:-1]):
-            children[:] = blocks.take(node, 0)
-            rows.cumsum_(-1)
-            child = self._child_on_cpu(children, sums[:, -1:], remaining)
-            remaining -= flat.take(row_starts + child).reshape(-1, 1)
-            node = node * FANOUT + child
-        node[past_total] = self._size
+            rows.children[:] = blocks.take(node, 0)
+            node = node * FANOUT + rows.descend(remaining)
+        node[masses > self._levels[-1].numpy()] = self._size
         return torch.from_numpy(node)
-
-    @staticmethod
-    def _child_on_cpu(inclusive: np.ndarray, total: np.ndarray, remaining: np.ndarray) -> np.ndarray:
-        """``_child`` in numpy: the first child whose inclusive sum reaches the remaining mass.
-
-        Running sums of non-negative values only grow, so that child is where ``inclusive <
-        remaining`` ends; with ``remaining`` capped at the total, in place, it is at most the
-        last child that adds anything, and child 0 for NaN.
-        """
-        np.minimum(remaining, total, out=remaining)
-        return np.less(inclusive, remaining).argmin(1)
 
     @staticmethod
     def _child(inclusive: torch.Tensor, total: torch.Tensor, remaining: torch.Tensor, below: torch.Tensor) -> torch.Tensor:
@@ -489,6 +468,43 @@ def _level_lengths(size: int) -> list[int]:
         nodes = padded // FANOUT
         if nodes == 1:
             return lengths + [1]
+
+
+class _ScanRows:
+    """Per mass, one block of FANOUT children after a 0 column, for ``_scan_on_cpu``: column
+    ``c`` of the rows' running sums is then the mass before child ``c``, and the last column
+    the block's total. Kept per thread and reused (the 0 column stays 0)."""
+
+    _kept = threading.local()
+
+    def __init__(self, count: int, dtype: torch.dtype) -> None:
+        self.rows = torch.zeros((count, FANOUT + 1), dtype=dtype)
+        sums = self.rows.numpy()
+        self.children, self.total, self.flat = sums[:, 1:], sums[:, -1:], sums.reshape(-1)
+        self.row_starts = np.arange(0, self.flat.size, FANOUT + 1)
+
+    @classmethod
+    def get(cls, count: int, dtype: torch.dtype) -> _ScanRows:
+        kept: dict[torch.dtype, _ScanRows] = cls._kept.__dict__.setdefault("by_dtype", {})
+        rows = kept.get(dtype)
+        if rows is None or rows.row_starts.size != count:
+            rows = kept[dtype] = cls(count, dtype)
+        return rows
+
+    def descend(self, remaining: np.ndarray) -> np.ndarray:
+        """Per mass, the child of its block holding the remaining mass; ``remaining`` becomes
+        the mass left inside that child.
+
+        Capped at the block's total first, in place (rounding can leave it just above), the
+        first child whose running sum reaches it is the last that adds anything, never a zero
+        one after it; a NaN mass reaches none and takes child 0. Running sums of non-negative
+        values only grow, so that child is where ``children < remaining`` ends.
+        """
+        self.rows.cumsum_(-1)
+        np.minimum(remaining, self.total, out=remaining)
+        child = np.less(self.children, remaining).argmin(1)
+        remaining -= self.flat.take(self.row_starts + child).reshape(-1, 1)
+        return child
 
 
 def _last_write_wins(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
