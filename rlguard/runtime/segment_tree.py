@@ -98,6 +98,9 @@ class SegmentTree:
         """Reduce any number of values (range queries)."""
         raise NotImplementedError
 
+    # ``_combine`` on a CPU, as a numpy ufunc (its ``reduce`` over rows of FANOUT children).
+    _numpy_combine: np.ufunc
+
     # --- properties of torchrl's trees ------------------------------------------------
     @property
     def size(self) -> int:
@@ -281,23 +284,21 @@ class SegmentTree:
                 parent.index_copy_(0, part, self._combine(blocks.index_select(0, part)))
 
     def _write_on_cpu(self, index_tensor: torch.Tensor, values: torch.Tensor) -> None:
-        """``_write`` on numpy views of the levels: a numpy index op costs a fraction of torch's
-        per call, and a replay step is mostly per-call costs. Writes run in index order, so the
-        last of repeated indices wins (tested). Nodes are still reduced by ``_combine``, the
-        kernel ``_rebuild`` uses, so they stay bitwise what ``_write`` and a rebuild from the
-        leaves give (tested)."""
+        """``_write`` on numpy views of the levels, reduced by numpy too. In a replay step a
+        write follows a storage read that evicts the code of every op: each torch op then
+        costs tens of microseconds, a numpy op a fraction of that. Writes run in index order,
+        so the last of repeated indices wins (tested); ``_rebuild`` reduces CPU levels with the
+        same ufunc, so nodes stay bitwise what a rebuild from the leaves gives (tested)."""
         index = index_tensor.numpy()
         self._blocks[0].reshape(-1)[index] = values.numpy()
         nodes = index
-        for level, (child, parent) in enumerate(zip(self._levels, self._levels[1:], strict=False)):
+        for level, child in enumerate(self._levels[:-1]):
             nodes = nodes >> FANOUT_BITS
             if self._rebuilds(child, nodes.size):
-                self._rebuild(child, parent)
-                continue
-            blocks, parents = self._blocks[level], self._blocks[level + 1].reshape(-1)
-            for start in range(0, nodes.size, ROWS):
-                part = nodes[start : start + ROWS] if nodes.size > ROWS else nodes
-                parents[part] = self._combine(torch.from_numpy(blocks.take(part, 0))).numpy()
+                self._rebuild(child, self._levels[level + 1])
+            else:
+                parents = self._blocks[level + 1].reshape(-1)  # never the root: its children are few
+                parents[nodes] = self._numpy_combine.reduce(self._blocks[level].take(nodes, 0), axis=1)
 
     @staticmethod
     def _rebuilds(child: torch.Tensor, nodes: int) -> bool:
@@ -308,6 +309,9 @@ class SegmentTree:
     def _rebuild(self, child: torch.Tensor, parent: torch.Tensor) -> None:
         blocks = child.view(-1, FANOUT)
         rows = blocks.shape[0]  # the parent level is padded past it
+        if self._device.type == "cpu":  # numpy runs on this thread whatever the size
+            self._numpy_combine.reduce(blocks.numpy(), axis=1, out=parent.numpy()[:rows])
+            return
         if rows <= ROWS:  # the small levels a write rebuilds: one op
             self._combine(blocks, out=parent[:rows])
             return
@@ -329,10 +333,12 @@ class SumSegmentTree(SegmentTree):
     def _identity_for(dtype: torch.dtype) -> float:
         return 0.0
 
+    # Rows are contiguous and FANOUT long wherever they come from, so each row is reduced by
+    # the same kernel in the same order: bitwise reproducible.
+    _numpy_combine = np.add
+
     @staticmethod
     def _combine(children: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-        # Rows are contiguous and FANOUT long wherever they come from, so each row is
-        # reduced by the same kernel in the same order: bitwise reproducible.
         return torch.sum(children, -1, out=out)
 
     @staticmethod
@@ -420,6 +426,8 @@ class MinSegmentTree(SegmentTree):
     def _identity_for(dtype: torch.dtype) -> float:
         # torchrl's tree uses std::numeric_limits<T>::max(), not infinity.
         return torch.finfo(dtype).max
+
+    _numpy_combine = np.minimum
 
     @staticmethod
     def _combine(children: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
