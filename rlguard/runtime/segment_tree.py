@@ -65,23 +65,24 @@ class SegmentTree:
         self._identity = self._identity_for(dtype)
         self._levels = [torch.full((n,), self._identity, dtype=dtype, device=device) for n in _level_lengths(size)]
         self._device = self._levels[0].device  # "cuda" becomes "cuda:0", as tensors report it
-        self._blocks = self._numpy_blocks()
+        self._numpy_views()
 
-    def _numpy_blocks(self) -> list[np.ndarray]:
-        """On a CPU, numpy views of the levels below the root, a block of FANOUT children per
-        row, for ``_write_on_cpu`` and ``_scan_on_cpu``: made once, not per call."""
-        if self._device.type != "cpu":
-            return []
-        return [level.numpy().reshape(-1, FANOUT) for level in self._levels[:-1]]
+    def _numpy_views(self) -> None:
+        """On a CPU, numpy views of the levels for the ``..._on_cpu`` methods, made once, not
+        per call: ``_blocks``, the levels below the root with a block of FANOUT children per
+        row, and ``_root``."""
+        on_cpu = self._device.type == "cpu"
+        self._blocks = [level.numpy().reshape(-1, FANOUT) for level in self._levels[:-1]] if on_cpu else []
+        self._root = self._levels[-1].numpy() if on_cpu else None
 
     # A copy's numpy views would not share its levels' memory (copy.deepcopy and pickle copy
     # numpy arrays and tensors apart): they are left out and made again.
     def __getstate__(self) -> dict[str, Any]:
-        return {name: value for name, value in self.__dict__.items() if name != "_blocks"}
+        return {name: value for name, value in self.__dict__.items() if name not in ("_blocks", "_root")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._blocks = self._numpy_blocks()
+        self._numpy_views()
 
     # --- the reduction, set by subclasses -------------------------------------------
     @staticmethod
@@ -328,6 +329,7 @@ class SumSegmentTree(SegmentTree):
         finfo = torch.finfo(self._dtype)
         # The smallest positive mass: asking for at least this much skips zero-valued leaves.
         self._smallest_mass = torch.tensor(finfo.smallest_normal * finfo.eps, dtype=self._dtype, device=self._device)
+        self._smallest_mass_np = self._smallest_mass.cpu().numpy()
 
     @staticmethod
     def _identity_for(dtype: torch.dtype) -> float:
@@ -353,13 +355,20 @@ class SumSegmentTree(SegmentTree):
         or one that float rounding pushes past a block, would otherwise pick a leaf that has
         no probability).
         """
-        mass = torch.as_tensor(value, dtype=self._dtype, device=self._device)
-        scan = self._scan_on_cpu if self._device.type == "cpu" else self._scan
-        index = scan(mass) if mass.dim() == 1 else scan(mass.reshape(-1)).reshape(mass.shape)
+        if self._device.type == "cpu":  # numpy in and out: torchrl's masses are numpy arrays
+            if isinstance(value, torch.Tensor):
+                masses = value.detach().to("cpu", self._dtype).numpy()
+            else:
+                masses = np.asarray(value, dtype=self._smallest_mass_np.dtype)
+            found = self._scan_on_cpu(masses.reshape(-1)).reshape(masses.shape)
+            index = torch.from_numpy(found) if isinstance(value, torch.Tensor) else found
+        else:
+            mass = torch.as_tensor(value, dtype=self._dtype, device=self._device)
+            index = self._scan(mass.reshape(-1)).reshape(mass.shape)
         if isinstance(value, torch.Tensor):
             return index
         if isinstance(value, np.ndarray):
-            return index.cpu().numpy()
+            return index.cpu().numpy() if isinstance(index, torch.Tensor) else index
         return int(index.item())
 
     def _scan(self, mass: torch.Tensor) -> torch.Tensor:
@@ -386,22 +395,21 @@ class SumSegmentTree(SegmentTree):
             node = child.view(-1).add_(node, alpha=FANOUT)
         return torch.where(past_total, self._size, node)
 
-    def _scan_on_cpu(self, mass: torch.Tensor) -> torch.Tensor:
+    def _scan_on_cpu(self, masses: np.ndarray) -> np.ndarray:
         """``_scan`` with numpy index ops (a fraction of torch's cost per call) on views of the
         same memory, and the same running sums (torch's ``cumsum``): it finds what ``_scan``
         finds (tested). Every level, the root's included, runs the same few ops: in a replay
         step the search follows a storage read that evicts the code of any op run only once."""
-        masses = mass.numpy()
         # At least the smallest positive mass, so zero-valued leaves are skipped.
-        remaining = np.maximum(masses, self._smallest_mass.numpy()).reshape(-1, 1)
+        remaining = np.maximum(masses, self._smallest_mass_np).reshape(-1, 1)
         rows = _ScanRows.get(masses.size, self._dtype)
         rows.children[:] = self._blocks[-1]  # every mass starts in the root's block
         node = rows.descend(remaining)
         for blocks in reversed(self._blocks[:-1]):
             rows.children[:] = blocks.take(node, 0)
             node = node * FANOUT + rows.descend(remaining)
-        node[masses > self._levels[-1].numpy()] = self._size
-        return torch.from_numpy(node)
+        node[masses > self._root] = self._size
+        return node
 
     @staticmethod
     def _child(inclusive: torch.Tensor, total: torch.Tensor, remaining: torch.Tensor, below: torch.Tensor) -> torch.Tensor:
