@@ -182,8 +182,8 @@ class SegmentTree:
         if values.shape != (self._size,):
             raise ValueError(f"expected {self._size} leaf values, got shape {tuple(values.shape)}")
         self._leaves().copy_(values)
-        for child, parent in zip(self._levels, self._levels[1:], strict=False):
-            self._rebuild(child, parent)
+        for level in range(len(self._levels) - 1):
+            self._rebuild(level)
 
     # --- queries ------------------------------------------------------------------------
     def query(self, start: Any, end: Any) -> Any:
@@ -258,8 +258,11 @@ class SegmentTree:
         if index.dtype != torch.long or index.device != self._device:
             index = index.to(device=self._device, dtype=torch.long)
         if index.numel():
-            if index.device.type == "cpu":  # numpy's min and max cost less than aminmax and two item() calls
+            if index.device.type == "cpu":
+                # One numpy max, a fraction of aminmax's cost: seen unsigned, negatives are huge.
                 on_cpu = index.numpy()
+                if int(on_cpu.view(np.uint64).max()) < self._size:
+                    return index
                 low, high = int(on_cpu.min()), int(on_cpu.max())
             else:
                 low, high = (int(bound) for bound in torch.aminmax(index))
@@ -274,10 +277,10 @@ class SegmentTree:
             index, values = _last_write_wins(index, values)
         self._levels[0].index_copy_(0, index, values)
         nodes = index
-        for child, parent in zip(self._levels, self._levels[1:], strict=False):
+        for level, (child, parent) in enumerate(zip(self._levels, self._levels[1:], strict=False)):
             nodes = nodes >> FANOUT_BITS
             if self._rebuilds(child, nodes.numel()):
-                self._rebuild(child, parent)
+                self._rebuild(level)
                 continue
             blocks = child.view(-1, FANOUT)
             for start in range(0, nodes.numel(), ROWS):
@@ -296,7 +299,7 @@ class SegmentTree:
         for level, child in enumerate(self._levels[:-1]):
             nodes = nodes >> FANOUT_BITS
             if self._rebuilds(child, nodes.size):
-                self._rebuild(child, self._levels[level + 1])
+                self._rebuild(level)
             else:
                 parents = self._blocks[level + 1].reshape(-1)  # never the root: its children are few
                 parents[nodes] = self._numpy_combine.reduce(self._blocks[level].take(nodes, 0), axis=1)
@@ -307,12 +310,15 @@ class SegmentTree:
         indexing into a small level, or than the nodes' blocks when they cover most of it."""
         return child.numel() <= SMALL_LEVEL or nodes * FANOUT >= child.numel()
 
-    def _rebuild(self, child: torch.Tensor, parent: torch.Tensor) -> None:
-        blocks = child.view(-1, FANOUT)
-        rows = blocks.shape[0]  # the parent level is padded past it
+    def _rebuild(self, level: int) -> None:
+        """Recompute level ``level + 1`` whole from its children."""
         if self._device.type == "cpu":  # numpy runs on this thread whatever the size
-            self._numpy_combine.reduce(blocks.numpy(), axis=1, out=parent.numpy()[:rows])
+            blocks = self._blocks[level]
+            parent = self._root if level + 1 == len(self._blocks) else self._blocks[level + 1].reshape(-1)
+            self._numpy_combine.reduce(blocks, axis=1, out=parent[: blocks.shape[0]])  # the parent is padded past it
             return
+        blocks, parent = self._levels[level].view(-1, FANOUT), self._levels[level + 1]
+        rows = blocks.shape[0]  # the parent level is padded past it
         if rows <= ROWS:  # the small levels a write rebuilds: one op
             self._combine(blocks, out=parent[:rows])
             return
