@@ -1,21 +1,27 @@
-"""Pure-PyTorch sum and min segment trees with the interface of torchrl's compiled ones.
+"""Sum and min segment trees without compiled code, with the interface of torchrl's compiled ones.
 
 torchrl's prioritized samplers use ``SumSegmentTreeFp32`` and friends from its C++
 extension, which does not load when torch differs from the build torch. These trees
 offer what the samplers call: construction by size (and device), item get and set with
 int, numpy or tensor indices, ``query(start, end)`` and ``scan_lower_bound(values)``.
+("Pure-PyTorch" elsewhere in rlguard: they need nothing but torch and its numpy.)
 
-Batched updates and prefix-sum searches are tensor ops over a whole batch; the only
-Python loop is over tree levels. Nodes have ``FANOUT`` children, so a million leaves
-sit four levels below the root. On a CPU each tensor op costs microseconds of overhead
-whatever its size, so the code counts ops: an update rebuilds each level of at most
-``SMALL_LEVEL`` nodes whole, with one reduction, and touches only the large levels near
-the leaves node by node; a search costs nine ops per level. No op handles more than
-``GRAIN // 2`` values, because past torch's parallel grain (32768) an op wakes the intra-op
-threads, which costs milliseconds per op on a busy machine: 100k priorities took 0.3 to
-0.65 s with two threads against 16 ms with one. Large writes go a chunk at a time, in order
-(so the last write to a leaf still wins), and large levels are reduced a block of rows at a
-time. The thread count is left alone: it is process-wide state that other threads use.
+Batched updates and prefix-sum searches are array ops over a whole batch; the only Python
+loop is over tree levels. Nodes have ``FANOUT`` children, so a million leaves sit four
+levels below the root. Each op costs microseconds of overhead whatever its size, so the
+code counts ops: an update rebuilds each level of at most ``SMALL_LEVEL`` nodes whole, with
+one reduction, and touches only the large levels near the leaves node by node; a search
+costs a few ops per level.
+
+On a CPU the levels are read and written through numpy views of the same memory: in a
+replay step these ops follow a storage read that evicts their code, and a cold numpy op
+costs a fraction of a cold torch op (the search's running sums stay torch's ``cumsum``).
+numpy runs on the calling thread. On other devices the ops are torch's, and none handles
+more than ``GRAIN // 2`` values: past torch's parallel grain (32768) an op wakes the intra-op
+threads, which costs milliseconds per op on a busy machine (100k priorities took 0.3 to
+0.65 s with two threads against 16 ms with one). Large writes go a chunk at a time, in order
+(so the last write to a leaf still wins). The thread count is left alone: it is
+process-wide state that other threads use.
 
 Internal nodes are always recomputed from their children by the same reduction, never
 updated by deltas: a node is a pure function of the leaves, so a tree rebuilt from saved
