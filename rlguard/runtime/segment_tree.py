@@ -208,7 +208,7 @@ class SegmentTree:
         if lo >= hi:
             return self._identity
         if lo == 0 and hi == self._size:  # the whole tree, as torchrl's returns it: the root
-            return self._levels[-1].item()
+            return self._levels[-1].item() if self._root is None else float(self._root[0])
         parts = []
         for level in self._levels:
             left_end, right_start = -(-lo // FANOUT) * FANOUT, hi // FANOUT * FANOUT
