@@ -319,9 +319,9 @@ class SegmentTree:
     def _rebuild(self, level: int) -> None:
         """Recompute level ``level + 1`` whole from its children."""
         if self._device.type == "cpu":  # numpy runs on this thread whatever the size
-            blocks = self._blocks[level]
-            parent = self._root if level + 1 == len(self._blocks) else self._blocks[level + 1].reshape(-1)
-            self._numpy_combine.reduce(blocks, axis=1, out=parent[: blocks.shape[0]])  # the parent is padded past it
+            children = self._blocks[level]
+            above = self._levels[level + 1].numpy() if level + 1 == len(self._blocks) else self._blocks[level + 1].reshape(-1)
+            self._numpy_combine.reduce(children, axis=1, out=above[: children.shape[0]])  # the parent is padded past it
             return
         blocks, parent = self._levels[level].view(-1, FANOUT), self._levels[level + 1]
         rows = blocks.shape[0]  # the parent level is padded past it
