@@ -5,7 +5,8 @@ step does: ``sample()`` a batch, then ``update_tensordict_priority`` with new pr
 segment trees are one part of that step; this says how much of it they cost.
 
 Trees compared, each in its own buffer over the same data, taking turns step by step:
-- rlguard: the pure-PyTorch trees, put in torchrl's sampler module as ``install()`` does;
+- rlguard: its trees without compiled code (numpy views on a CPU), put in torchrl's sampler
+  module as ``install()`` does;
 - compiled: torchrl's own, where its extension loads (elsewhere the row is left out).
 
 Both are timed twice: with torchrl's buffers as they are, and with the buffer corrections

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -104,25 +103,12 @@ def extension_item(status: dict | None, problem: str) -> Item:
         return Item(name, "ok", f"{status['path']} loads")
     if status["path"] is None and status.get("torchrl_version") is None:
         return Item(name, "warn", "torchrl is not installed")
-    symbol = status.get("missing_symbol")
+    # The cause names a missing symbol short already (extension.short_symbol).
     cause = status.get("cause") or str(status["error"])
-    if symbol:  # a mangled C++ name runs to hundreds of characters: say it once, short
-        cause = cause.replace(symbol, short_symbol(symbol))
-    evidence = f"does not load: {cause}" + (f" ({os.path.basename(status['path'])})" if symbol else "")
+    evidence = f"does not load: {cause}" + (f" ({os.path.basename(status['path'])})" if status.get("missing_symbol") else "")
     if not status.get("fallback"):  # torch itself is broken: nothing in rlguard helps
         return Item(name, "fail", evidence, status["fix"])
     return Item(name, "warn", evidence, f"{COVERED}. To load the extension itself: {status['fix']}")
-
-
-def short_symbol(symbol: str, limit: int = 60) -> str:
-    """A C++ symbol as a person reads it: demangled where c++filt exists, without its parameter list."""
-    readable = symbol
-    if shutil.which("c++filt"):
-        done = subprocess.run(["c++filt", symbol], capture_output=True, text=True)
-        readable = done.stdout.strip() or symbol
-    if readable != symbol and "(" in readable:
-        readable = readable[: readable.index("(")] + "(...)"
-    return readable if len(readable) <= limit else readable[: limit - 3] + "..."
 
 
 def accelerator_items(probe: dict | None, problem: str) -> list[Item]:

@@ -19,13 +19,15 @@ the target directory, and ``loads`` reads them back one after the other, so a cr
 priorities). Here ``dumps`` writes the whole buffer into a sibling folder, fsyncs it and
 swaps it in by renames; a dump interrupted at any point leaves the old or the new buffer,
 and the next ``dumps``/``loads`` finishes or discards the leftovers. ``loads`` validates the
-sampler's state and every metadata file first and changes nothing when one is bad.
+sampler's state, every metadata file and the storage's tensor files (whole, and shaped as the
+storage) first, and changes nothing when one is bad.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -34,6 +36,7 @@ from collections.abc import Callable
 
 import torch
 from tensordict import is_tensor_collection
+from torchrl.data.replay_buffers.checkpointers import TensorStorageCheckpointer
 from torchrl.data.replay_buffers.replay_buffers import ReplayBuffer as _StockPlain
 from torchrl.data.replay_buffers.replay_buffers import TensorDictPrioritizedReplayBuffer as _StockPrioritized
 from torchrl.data.replay_buffers.replay_buffers import TensorDictReplayBuffer as _Stock
@@ -49,7 +52,13 @@ DUMP_ENTRIES = frozenset(
     {"storage", "sampler", "writer", "rng_state", "transform.t", "buffer_metadata.json", "prefetch.pkl"}
 )
 # Metadata files torchrl's loads reads with json.load, and the keys it requires of them.
-_METADATA = {"buffer_metadata.json": ("batch_size",), "storage/storage_metadata.json": (), "writer/metadata.json": ()}
+_METADATA = {
+    "buffer_metadata.json": ("batch_size",),
+    "storage/storage_metadata.json": (),
+    "writer/metadata.json": (),
+}
+# The file tensordict's memmap dumps describe each folder's tensors in.
+_TENSORDICT_META = "meta.json"
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,7 +200,7 @@ def _corrected_dumps(original: Callable[..., None]) -> Callable[..., None]:
     return dumps
 
 
-def _read_json_object(file: Path, keys: tuple[str, ...]) -> None:
+def _read_json_object(file: Path, keys: tuple[str, ...]) -> dict[str, Any]:
     try:
         data = json.loads(file.read_bytes().decode())
     except FileNotFoundError:
@@ -203,6 +212,75 @@ def _read_json_object(file: Path, keys: tuple[str, ...]) -> None:
     missing = [key for key in keys if key not in data]
     if missing:
         raise RLGuardError(f"{file}: field '{missing[0]}' is missing. Dump the buffer again.")
+    return data
+
+
+def _described_tensors(folder: Path, metadata: dict[str, Any]) -> dict[Path, tuple[Any, Any, Path]]:
+    """Every tensor file of a storage dump: path -> (shape, dtype name, the file describing it),
+    from storage_metadata.json (pytree storages) or tensordict's meta.json files."""
+    if metadata["is_pytree"]:
+        described = folder / "storage_metadata.json"
+        return {
+            folder / (name.replace(".", "/") + ".memmap"): (entry.get("shape"), entry.get("dtype"), described)
+            for name, entry in metadata["metadata"].items()
+            if isinstance(entry, dict)
+        }
+    found: dict[Path, tuple[Any, Any, Path]] = {}
+    for meta in sorted(folder.rglob(_TENSORDICT_META)):
+        for key, entry in _read_json_object(meta, ()).items():
+            if isinstance(entry, dict) and "dtype" in entry:  # a tensor; other entries are folders or the td's own
+                found[meta.parent / f"{key}.memmap"] = (entry.get("shape"), entry.get("dtype"), meta)
+    return found
+
+
+def _expected_bytes(file: Path, shape: Any, dtype_name: Any, described: Path) -> int:
+    dtype = getattr(torch, str(dtype_name).removeprefix("torch."), None)
+    valid_shape = isinstance(shape, list) and all(isinstance(size, int) and size >= 0 for size in shape)
+    if not isinstance(dtype, torch.dtype) or not valid_shape:
+        raise RLGuardError(f"{described}: describes {file.name} as {shape!r} {dtype_name!r}, not a tensor. Dump the buffer again.")
+    return math.prod(shape) * dtype.itemsize
+
+
+def _check_storage(buffer: _StockPlain, folder: Path) -> None:
+    """The storage part of a dump, before torchrl's loads copies any of it: every tensor file
+    whole, and shaped as the storage it is copied into. torchrl maps a truncated file without
+    complaint (the buffer then holds whatever follows), and copies key by key, so a shape that
+    differs halfway leaves the storage half-loaded."""
+    storage = buffer._storage
+    if type(getattr(storage, "checkpointer", None)) is not TensorStorageCheckpointer or not folder.is_dir():
+        return  # another storage's own format: torchrl's loads reads it
+    metadata = _read_json_object(folder / "storage_metadata.json", ("is_pytree", "len", "metadata"))
+    current = storage._storage if storage.initialized else None
+    # An empty storage is built from the dump at the capacity it was given.
+    capacity = storage.max_size if current is None and storage.ndim == 1 else None
+    for file, (shape, dtype_name, described) in _described_tensors(folder, metadata).items():
+        expected = _expected_bytes(file, shape, dtype_name, described)
+        held = file.stat().st_size if file.is_file() else None
+        if held != expected:
+            state = "missing" if held is None else f"holds {held} bytes"
+            raise RLGuardError(
+                f"{file}: {state}, but {described.name} describes {shape} {dtype_name} ({expected} bytes): "
+                "the dump is truncated or corrupt. Dump the buffer again."
+            )
+        target = _storage_tensor(current, file.relative_to(folder)) if current is not None else None
+        wanted = list(target.shape) if target is not None else None
+        if wanted is not None and shape != wanted or capacity is not None and shape[:1] != [capacity]:
+            room = f"holds {wanted} there" if wanted is not None else f"has room for {capacity} transitions"
+            raise RLGuardError(
+                f"{file}: holds a {shape} tensor, but this buffer's storage {room}: "
+                "the dump comes from a buffer of another capacity or layout."
+            )
+
+
+def _storage_tensor(current: Any, relative: Path) -> torch.Tensor | None:
+    """The tensor of an initialized storage that the dump's file ``relative`` is copied into."""
+    if isinstance(current, torch.Tensor):
+        return current if relative.name == "_-single-tensor-_.memmap" else None
+    if not is_tensor_collection(current):
+        return None
+    key = (*relative.parent.parts, relative.name.removesuffix(".memmap"))
+    found = current.get(key, None)
+    return found if isinstance(found, torch.Tensor) else None
 
 
 def _check_loadable(buffer: _StockPlain, path: Path) -> None:
@@ -213,6 +291,7 @@ def _check_loadable(buffer: _StockPlain, path: Path) -> None:
         file = path / name
         if name == "buffer_metadata.json" or file.parent.is_dir():
             _read_json_object(file, keys)
+    _check_storage(buffer, path / "storage")
     check_loadable(buffer.sampler, path / "sampler")
 
 

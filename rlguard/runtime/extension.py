@@ -20,6 +20,8 @@ import importlib.metadata
 import importlib.util
 import json
 import re
+import shutil
+import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -58,7 +60,7 @@ class ExtensionStatus:
             built = f"torch {self.built_against}" if self.built_against else "another torch"
             return (
                 f"torchrl {self.torchrl_version} was compiled against {built}, and the installed "
-                f"torch {self.torch_version} lacks the symbol {self.missing_symbol}"
+                f"torch {self.torch_version} lacks the symbol {short_symbol(self.missing_symbol)}"
             )
         return f"the loader refused it: {self.error}" if self.problem == LOADER else ""
 
@@ -123,6 +125,20 @@ def _status(
         torchrl_version=versions["torchrl"],
         built_against=_built_against(),
     )
+
+
+@functools.cache
+def short_symbol(symbol: str, limit: int = 60) -> str:
+    """A C++ symbol as a person reads it: demangled where c++filt exists, without its parameter
+    list, at most ``limit`` characters. A mangled name runs to hundreds of characters, which
+    buried the cause in the doctor's report and in the fallback warning alike."""
+    readable = symbol
+    if shutil.which("c++filt"):
+        done = subprocess.run(["c++filt", symbol], capture_output=True, text=True, check=False)
+        readable = done.stdout.strip() or symbol
+    if readable != symbol and "(" in readable:
+        readable = readable[: readable.index("(")] + "(...)"
+    return readable if len(readable) <= limit else readable[: limit - 3] + "..."
 
 
 def _version(distribution: str) -> str | None:

@@ -1,21 +1,27 @@
-"""Pure-PyTorch sum and min segment trees with the interface of torchrl's compiled ones.
+"""Sum and min segment trees without compiled code, with the interface of torchrl's compiled ones.
 
 torchrl's prioritized samplers use ``SumSegmentTreeFp32`` and friends from its C++
 extension, which does not load when torch differs from the build torch. These trees
 offer what the samplers call: construction by size (and device), item get and set with
 int, numpy or tensor indices, ``query(start, end)`` and ``scan_lower_bound(values)``.
+("Pure-PyTorch" elsewhere in rlguard: they need nothing but torch and its numpy.)
 
-Batched updates and prefix-sum searches are tensor ops over a whole batch; the only
-Python loop is over tree levels. Nodes have ``FANOUT`` children, so a million leaves
-sit four levels below the root. On a CPU each tensor op costs microseconds of overhead
-whatever its size, so the code counts ops: an update rebuilds each level of at most
-``SMALL_LEVEL`` nodes whole, with one reduction, and touches only the large levels near
-the leaves node by node; a search costs nine ops per level. No op handles more than
-``GRAIN // 2`` values, because past torch's parallel grain (32768) an op wakes the intra-op
-threads, which costs milliseconds per op on a busy machine: 100k priorities took 0.3 to
-0.65 s with two threads against 16 ms with one. Large writes go a chunk at a time, in order
-(so the last write to a leaf still wins), and large levels are reduced a block of rows at a
-time. The thread count is left alone: it is process-wide state that other threads use.
+Batched updates and prefix-sum searches are array ops over a whole batch; the only Python
+loop is over tree levels. Nodes have ``FANOUT`` children, so a million leaves sit four
+levels below the root. Each op costs microseconds of overhead whatever its size, so the
+code counts ops: an update rebuilds each level of at most ``SMALL_LEVEL`` nodes whole, with
+one reduction, and touches only the large levels near the leaves node by node; a search
+costs a few ops per level.
+
+On a CPU the levels are read and written through numpy views of the same memory: in a
+replay step these ops follow a storage read that evicts their code, and a cold numpy op
+costs a fraction of a cold torch op (the search's running sums stay torch's ``cumsum``).
+numpy runs on the calling thread. On other devices the ops are torch's, and none handles
+more than ``GRAIN // 2`` values: past torch's parallel grain (32768) an op wakes the intra-op
+threads, which costs milliseconds per op on a busy machine (100k priorities took 0.3 to
+0.65 s with two threads against 16 ms with one). Large writes go a chunk at a time, in order
+(so the last write to a leaf still wins). The thread count is left alone: it is
+process-wide state that other threads use.
 
 Internal nodes are always recomputed from their children by the same reduction, never
 updated by deltas: a node is a pure function of the leaves, so a tree rebuilt from saved
@@ -25,6 +31,7 @@ leaves is bit-for-bit the tree that was saved (tested).
 from __future__ import annotations
 
 import numbers
+import threading
 from typing import Any
 
 import numpy as np
@@ -64,6 +71,24 @@ class SegmentTree:
         self._identity = self._identity_for(dtype)
         self._levels = [torch.full((n,), self._identity, dtype=dtype, device=device) for n in _level_lengths(size)]
         self._device = self._levels[0].device  # "cuda" becomes "cuda:0", as tensors report it
+        self._numpy_views()
+
+    def _numpy_views(self) -> None:
+        """On a CPU, numpy views of the levels for the ``..._on_cpu`` methods, made once, not
+        per call: ``_blocks``, the levels below the root with a block of FANOUT children per
+        row, and ``_root``."""
+        on_cpu = self._device.type == "cpu"
+        self._blocks = [level.numpy().reshape(-1, FANOUT) for level in self._levels[:-1]] if on_cpu else []
+        self._root = self._levels[-1].numpy() if on_cpu else None
+
+    # A copy's numpy views would not share its levels' memory (copy.deepcopy and pickle copy
+    # numpy arrays and tensors apart): they are left out and made again.
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: value for name, value in self.__dict__.items() if name not in ("_blocks", "_root")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._numpy_views()
 
     # --- the reduction, set by subclasses -------------------------------------------
     @staticmethod
@@ -79,6 +104,9 @@ class SegmentTree:
     def _fold(values: torch.Tensor, dim: int = -1) -> torch.Tensor:
         """Reduce any number of values (range queries)."""
         raise NotImplementedError
+
+    # ``_combine`` on a CPU, as a numpy ufunc (its ``reduce`` over rows of FANOUT children).
+    _numpy_combine: np.ufunc
 
     # --- properties of torchrl's trees ------------------------------------------------
     @property
@@ -109,6 +137,8 @@ class SegmentTree:
         if _is_scalar_index(index):
             return self._leaves()[self._check_scalar(index)].item()
         idx = self._as_index(index)
+        if self._device.type == "cpu":  # numpy's take costs less per call than torch's
+            return _like_input(torch.from_numpy(self._blocks[0].reshape(-1).take(idx.numpy())), index)
         return _like_input(self._leaves().take(idx), index)
 
     at = __getitem__
@@ -132,7 +162,7 @@ class SegmentTree:
                 raise ValueError(f"cannot set {tuple(values.shape)} values at {tuple(idx.shape)} indices") from None
         if idx.dim() != 1:
             idx, values = idx.reshape(-1), values.reshape(-1)
-        self._write(idx, values)
+        (self._write_on_cpu if self._device.type == "cpu" else self._write)(idx, values)
 
     update = __setitem__
 
@@ -158,8 +188,8 @@ class SegmentTree:
         if values.shape != (self._size,):
             raise ValueError(f"expected {self._size} leaf values, got shape {tuple(values.shape)}")
         self._leaves().copy_(values)
-        for child, parent in zip(self._levels, self._levels[1:], strict=False):
-            self._rebuild(child, parent)
+        for level in range(len(self._levels) - 1):
+            self._rebuild(level)
 
     # --- queries ------------------------------------------------------------------------
     def query(self, start: Any, end: Any) -> Any:
@@ -178,7 +208,7 @@ class SegmentTree:
         if lo >= hi:
             return self._identity
         if lo == 0 and hi == self._size:  # the whole tree, as torchrl's returns it: the root
-            return self._levels[-1].item()
+            return self._levels[-1].item() if self._root is None else float(self._root[0])
         parts = []
         for level in self._levels:
             left_end, right_start = -(-lo // FANOUT) * FANOUT, hi // FANOUT * FANOUT
@@ -234,34 +264,70 @@ class SegmentTree:
         if index.dtype != torch.long or index.device != self._device:
             index = index.to(device=self._device, dtype=torch.long)
         if index.numel():
-            low, high = (int(bound) for bound in torch.aminmax(index))
+            if index.device.type == "cpu":
+                # One numpy max, a fraction of aminmax's cost: seen unsigned, negatives are huge.
+                on_cpu = index.numpy()
+                if int(on_cpu.view(np.uint64).max()) < self._size:
+                    return index
+                low, high = int(on_cpu.min()), int(on_cpu.max())
+            else:
+                low, high = (int(bound) for bound in torch.aminmax(index))
             if low < 0 or high >= self._size:
                 bad = low if low < 0 else high
                 raise IndexError(f"index {bad} is out of range for a tree of size {self._size}")
         return index
 
     def _write(self, index: torch.Tensor, values: torch.Tensor) -> None:
-        if index.numel() > 1 and self._device.type != "cpu":
-            # On a CPU a write this small (under the grain) runs on this thread, in index
-            # order, so the last of repeated indices wins without deduplicating (tested).
+        """The write on any device (``_write_on_cpu`` is the CPU's): leaves, then their parents."""
+        if index.numel() > 1:
             index, values = _last_write_wins(index, values)
         self._levels[0].index_copy_(0, index, values)
         nodes = index
-        for child, parent in zip(self._levels, self._levels[1:], strict=False):
-            # Siblings repeat a parent: it is then written twice with the same value, which
-            # costs less than deduplicating.
+        for level, (child, parent) in enumerate(zip(self._levels, self._levels[1:], strict=False)):
             nodes = nodes >> FANOUT_BITS
-            if child.numel() <= SMALL_LEVEL or nodes.numel() * FANOUT >= child.numel():
-                self._rebuild(child, parent)  # reading every child costs less than the nodes' blocks
+            if self._rebuilds(child, nodes.numel()):
+                self._rebuild(level)
                 continue
             blocks = child.view(-1, FANOUT)
             for start in range(0, nodes.numel(), ROWS):
                 part = nodes[start : start + ROWS]
                 parent.index_copy_(0, part, self._combine(blocks.index_select(0, part)))
 
-    def _rebuild(self, child: torch.Tensor, parent: torch.Tensor) -> None:
-        blocks = child.view(-1, FANOUT)
+    def _write_on_cpu(self, index_tensor: torch.Tensor, values: torch.Tensor) -> None:
+        """``_write`` on numpy views of the levels, reduced by numpy too. In a replay step a
+        write follows a storage read that evicts the code of every op: each torch op then
+        costs tens of microseconds, a numpy op a fraction of that. Writes run in index order,
+        so the last of repeated indices wins (tested); ``_rebuild`` reduces CPU levels with the
+        same ufunc, so nodes stay bitwise what a rebuild from the leaves gives (tested)."""
+        index = index_tensor.numpy()
+        self._blocks[0].reshape(-1)[index] = values.numpy()
+        nodes = index
+        for level, child in enumerate(self._levels[:-1]):
+            nodes = nodes >> FANOUT_BITS
+            if self._rebuilds(child, nodes.size):
+                self._rebuild(level)
+            else:
+                parents = self._blocks[level + 1].reshape(-1)  # never the root: its children are few
+                parents[nodes] = self._numpy_combine.reduce(self._blocks[level].take(nodes, 0), axis=1)
+
+    @staticmethod
+    def _rebuilds(child: torch.Tensor, nodes: int) -> bool:
+        """Whether to rebuild a parent level whole: reading every child costs less than
+        indexing into a small level, or than the nodes' blocks when they cover most of it."""
+        return child.numel() <= SMALL_LEVEL or nodes * FANOUT >= child.numel()
+
+    def _rebuild(self, level: int) -> None:
+        """Recompute level ``level + 1`` whole from its children."""
+        if self._device.type == "cpu":  # numpy runs on this thread whatever the size
+            children = self._blocks[level]
+            above = self._levels[level + 1].numpy() if level + 1 == len(self._blocks) else self._blocks[level + 1].reshape(-1)
+            self._numpy_combine.reduce(children, axis=1, out=above[: children.shape[0]])  # the parent is padded past it
+            return
+        blocks, parent = self._levels[level].view(-1, FANOUT), self._levels[level + 1]
         rows = blocks.shape[0]  # the parent level is padded past it
+        if rows <= ROWS:  # the small levels a write rebuilds: one op
+            self._combine(blocks, out=parent[:rows])
+            return
         for start in range(0, rows, ROWS):
             end = min(start + ROWS, rows)
             self._combine(blocks[start:end], out=parent[start:end])
@@ -275,15 +341,18 @@ class SumSegmentTree(SegmentTree):
         finfo = torch.finfo(self._dtype)
         # The smallest positive mass: asking for at least this much skips zero-valued leaves.
         self._smallest_mass = torch.tensor(finfo.smallest_normal * finfo.eps, dtype=self._dtype, device=self._device)
+        self._smallest_mass_np = self._smallest_mass.cpu().numpy()
 
     @staticmethod
     def _identity_for(dtype: torch.dtype) -> float:
         return 0.0
 
+    # Rows are contiguous and FANOUT long wherever they come from, so each row is reduced by
+    # the same kernel in the same order: bitwise reproducible.
+    _numpy_combine = np.add
+
     @staticmethod
     def _combine(children: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-        # Rows are contiguous and FANOUT long wherever they come from, so each row is
-        # reduced by the same kernel in the same order: bitwise reproducible.
         return torch.sum(children, -1, out=out)
 
     @staticmethod
@@ -298,15 +367,24 @@ class SumSegmentTree(SegmentTree):
         or one that float rounding pushes past a block, would otherwise pick a leaf that has
         no probability).
         """
-        mass = torch.as_tensor(value, dtype=self._dtype, device=self._device)
-        index = self._scan(mass) if mass.dim() == 1 else self._scan(mass.reshape(-1)).reshape(mass.shape)
+        if self._device.type == "cpu":  # numpy in and out: torchrl's masses are numpy arrays
+            if isinstance(value, torch.Tensor):
+                masses = value.detach().to("cpu", self._dtype).numpy()
+            else:
+                masses = np.asarray(value, dtype=self._smallest_mass_np.dtype)
+            found = self._scan_on_cpu(masses.reshape(-1)).reshape(masses.shape)
+            index = torch.from_numpy(found) if isinstance(value, torch.Tensor) else found
+        else:
+            mass = torch.as_tensor(value, dtype=self._dtype, device=self._device)
+            index = self._scan(mass.reshape(-1)).reshape(mass.shape)
         if isinstance(value, torch.Tensor):
             return index
         if isinstance(value, np.ndarray):
-            return index.cpu().numpy()
+            return index.cpu().numpy() if isinstance(index, torch.Tensor) else index
         return int(index.item())
 
     def _scan(self, mass: torch.Tensor) -> torch.Tensor:
+        """The search on any device (``_scan_on_cpu`` is the CPU's)."""
         past_total = mass > self._levels[-1]
         # At least the smallest positive mass, so zero-valued leaves are skipped.
         remaining = torch.clamp_min(mass, self._smallest_mass).unsqueeze(-1)
@@ -319,20 +397,34 @@ class SumSegmentTree(SegmentTree):
         root_block = rows.new_zeros(FANOUT + 1)
         torch.cumsum(self._levels[-2], 0, out=root_block[1:])
         child = self._child(root_block[1:], root_block[-1:], remaining, below)
-        remaining = remaining - root_block[child]
+        remaining.sub_(root_block[child])
         node = child.view(-1)
         for level in reversed(self._levels[:-2]):
             torch.index_select(level.view(-1, FANOUT), 0, node, out=children)
             rows.cumsum_(-1)  # column 0 is 0, so the rest are the children's inclusive sums
             child = self._child(children, block_total, remaining, below)
-            remaining = remaining - rows.gather(-1, child)
+            remaining.sub_(rows.gather(-1, child))
             node = child.view(-1).add_(node, alpha=FANOUT)
         return torch.where(past_total, self._size, node)
 
+    def _scan_on_cpu(self, masses: np.ndarray) -> np.ndarray:
+        """``_scan`` with numpy index ops (a fraction of torch's cost per call) on views of the
+        same memory, and the same running sums (torch's ``cumsum``): it finds what ``_scan``
+        finds (tested). Every level, the root's included, runs the same few ops: in a replay
+        step the search follows a storage read that evicts the code of any op run only once."""
+        # At least the smallest positive mass, so zero-valued leaves are skipped.
+        remaining = np.maximum(masses, self._smallest_mass_np).reshape(-1, 1)
+        rows = _ScanRows.get(masses.size, self._dtype)
+        rows.children[:] = self._blocks[-1]  # every mass starts in the root's block
+        node = rows.descend(remaining)
+        for blocks in reversed(self._blocks[:-1]):
+            rows.children[:] = blocks.take(node, 0)
+            node = node * FANOUT + rows.descend(remaining)
+        node[masses > self._root] = self._size
+        return node
+
     @staticmethod
-    def _child(
-        inclusive: torch.Tensor, total: torch.Tensor, remaining: torch.Tensor, below: torch.Tensor
-    ) -> torch.Tensor:
+    def _child(inclusive: torch.Tensor, total: torch.Tensor, remaining: torch.Tensor, below: torch.Tensor) -> torch.Tensor:
         """Per mass, the first child whose inclusive sum reaches the remaining mass.
 
         Caps ``remaining`` at the block's total first, in place, for the caller's subtraction:
@@ -354,6 +446,8 @@ class MinSegmentTree(SegmentTree):
     def _identity_for(dtype: torch.dtype) -> float:
         # torchrl's tree uses std::numeric_limits<T>::max(), not infinity.
         return torch.finfo(dtype).max
+
+    _numpy_combine = np.minimum
 
     @staticmethod
     def _combine(children: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -404,6 +498,43 @@ def _level_lengths(size: int) -> list[int]:
             return lengths + [1]
 
 
+class _ScanRows:
+    """Per mass, one block of FANOUT children after a 0 column, for ``_scan_on_cpu``: column
+    ``c`` of the rows' running sums is then the mass before child ``c``, and the last column
+    the block's total. Kept per thread and reused (the 0 column stays 0)."""
+
+    _kept = threading.local()
+
+    def __init__(self, count: int, dtype: torch.dtype) -> None:
+        self.rows = torch.zeros((count, FANOUT + 1), dtype=dtype)
+        sums = self.rows.numpy()
+        self.children, self.total, self.flat = sums[:, 1:], sums[:, -1:], sums.reshape(-1)
+        self.row_starts = np.arange(0, self.flat.size, FANOUT + 1)
+
+    @classmethod
+    def get(cls, count: int, dtype: torch.dtype) -> _ScanRows:
+        kept: dict[torch.dtype, _ScanRows] = cls._kept.__dict__.setdefault("by_dtype", {})
+        rows = kept.get(dtype)
+        if rows is None or rows.row_starts.size != count:
+            rows = kept[dtype] = cls(count, dtype)
+        return rows
+
+    def descend(self, remaining: np.ndarray) -> np.ndarray:
+        """Per mass, the child of its block holding the remaining mass; ``remaining`` becomes
+        the mass left inside that child.
+
+        Capped at the block's total first, in place (rounding can leave it just above), the
+        first child whose running sum reaches it is the last that adds anything, never a zero
+        one after it; a NaN mass reaches none and takes child 0. Running sums of non-negative
+        values only grow, so that child is where ``children < remaining`` ends.
+        """
+        self.rows.cumsum_(-1)
+        np.minimum(remaining, self.total, out=remaining)
+        child = np.less(self.children, remaining).argmin(1)
+        remaining -= self.flat.take(self.row_starts + child).reshape(-1, 1)
+        return child
+
+
 def _last_write_wins(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Deduplicate indices, keeping the last value written to each (as sequential writes would)."""
     unique, inverse = torch.unique(index, sorted=True, return_inverse=True)
@@ -416,8 +547,10 @@ def _last_write_wins(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.T
 
 def _count(index: Any) -> int:
     """How many indices ``index`` holds (tensors, arrays, sequences, or 1 for a scalar)."""
-    if isinstance(index, (torch.Tensor, np.ndarray)):
-        return int(np.prod(index.shape))
+    if isinstance(index, torch.Tensor):
+        return index.numel()
+    if isinstance(index, np.ndarray):
+        return index.size
     return len(index) if hasattr(index, "__len__") else 1
 
 

@@ -175,6 +175,32 @@ def test_a_corrupt_sampler_file_leaves_the_buffer_unchanged(tmp_path: Path) -> N
     assert buffer_state(target) == before  # not the new storage under the old priorities
 
 
+def test_a_truncated_storage_file_leaves_the_buffer_unchanged(tmp_path: Path) -> None:
+    # torchrl maps the short file without complaint: the buffer then held what followed it.
+    filled_buffer(30, seed=2).dumps(tmp_path)
+    observations = tmp_path / "storage" / "obs.memmap"
+    observations.write_bytes(observations.read_bytes()[:50])
+    target = filled_buffer(10, seed=1)
+    before = buffer_state(target)
+    with pytest.raises(RLGuardError, match=r"obs\.memmap: holds 50 bytes, but meta\.json describes \[40\] torch\.float32 \(160 bytes\)"):
+        target.loads(tmp_path)
+    assert buffer_state(target) == before
+    assert observations.stat().st_size == 50  # nor was the dump touched
+
+
+@pytest.mark.parametrize("target_count", [10, 0], ids=["filled buffer", "empty buffer"])
+def test_a_storage_of_another_capacity_is_refused_before_anything_changes(tmp_path: Path, target_count: int) -> None:
+    larger = TensorDictReplayBuffer(storage=LazyTensorStorage(CAPACITY + 5), batch_size=4)
+    larger.extend(TensorDict(obs=torch.arange(30.0), batch_size=[30]))
+    larger.dumps(tmp_path)
+    target = filled_buffer(target_count, seed=1) if target_count else buffer()
+    before = buffer_state(target)
+    with pytest.raises(RLGuardError, match=r"obs\.memmap: holds a \[45\] tensor, .* another capacity") as raised:
+        target.loads(tmp_path)
+    assert "\n" not in str(raised.value)
+    assert buffer_state(target) == before
+
+
 @pytest.mark.parametrize(
     "damage, named",
     [
@@ -182,8 +208,10 @@ def test_a_corrupt_sampler_file_leaves_the_buffer_unchanged(tmp_path: Path) -> N
         (lambda p: (p / "buffer_metadata.json").write_text("{}"), "field 'batch_size' is missing"),
         (lambda p: (p / "writer" / "metadata.json").write_text("[1]"), "metadata.json: expected a JSON object"),
         (lambda p: (p / "sampler" / "sampler_metadata.json").unlink(), "sampler_metadata.json: missing"),
+        (lambda p: (p / "storage" / "meta.json").write_text('{"obs'), "meta.json: not readable JSON"),
+        (lambda p: (p / "storage" / "index.memmap").unlink(), "index.memmap: missing, but meta.json describes"),
     ],
-    ids=["truncated buffer metadata", "buffer metadata without a field", "writer metadata", "no sampler"],
+    ids=["truncated buffer metadata", "buffer metadata without a field", "writer metadata", "no sampler", "storage metadata", "no storage file"],
 )
 def test_a_bad_buffer_dump_is_refused_in_one_line_and_changes_nothing(tmp_path: Path, damage, named: str) -> None:
     filled_buffer(30, seed=2).dumps(tmp_path)

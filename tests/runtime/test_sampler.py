@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 import warnings
@@ -28,7 +29,7 @@ from torchrl.data.replay_buffers.samplers import prioritized as torchrl_prioriti
 
 from rlguard.runtime import RLGuardError, RLGuardWarning, installed
 from rlguard.runtime._patch import PatchSet
-from rlguard.runtime.extension import probe
+from rlguard.runtime.extension import probe, short_symbol
 from rlguard.runtime.sampler import PrioritizedSampler, missing_tree_names, patches
 from rlguard.runtime.sampler import PrioritizedSliceSampler as RLGuardSliceSampler
 from rlguard.runtime.segment_tree import GRAIN, TORCHRL_TREE_CLASSES, WRITE_CHUNK
@@ -140,7 +141,29 @@ def test_probe_agrees_with_torchrl_and_keeps_the_loader_error() -> None:
         assert status.error and status.path and status.path in status.error
         assert status.fix and status.cause
         if status.missing_symbol:
-            assert status.missing_symbol in status.cause
+            assert short_symbol(status.missing_symbol) in status.cause
+
+
+@pytest.mark.skipif(shutil.which("c++filt") is None, reason="no c++filt to demangle with")
+def test_a_symbol_is_demangled_without_its_parameters() -> None:
+    assert short_symbol("_ZN2at6Tensor4viewEN3c108ArrayRefIlEE") == "at::Tensor::view(...)"
+
+
+def test_a_long_symbol_is_cut_and_a_short_plain_one_kept() -> None:
+    long_name = "x" * 300  # no C++ mangling: c++filt, where present, gives it back as it is
+    assert short_symbol(long_name) == "x" * 57 + "..."
+    assert short_symbol("cudaMalloc") == "cudaMalloc"
+
+
+@pytest.mark.skipif(not probe().missing_symbol, reason="the extension loads here, or fails for another reason")
+def test_the_fallback_warning_names_the_missing_symbol_once_and_short() -> None:
+    symbol = probe().missing_symbol
+    with installed(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        TensorDictPrioritizedReplayBuffer(alpha=0.7, beta=0.5, storage=LazyTensorStorage(8))
+    (notice,) = [str(w.message) for w in caught if "compiled segment trees are unavailable" in str(w.message)]
+    assert symbol not in notice and len(symbol) > 100
+    assert notice.count(short_symbol(symbol)) == 1, notice
 
 
 def run_probe(*arguments: str, code: str = "") -> tuple[int, dict[str, Any]]:

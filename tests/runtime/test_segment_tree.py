@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -237,6 +238,16 @@ def test_deepcopy_is_independent() -> None:
     assert tree[1] == 2.0 and clone.query(0, 5) == 9.0
 
 
+def test_a_pickled_tree_writes_and_searches_its_own_levels() -> None:
+    tree = SumSegmentTreeFp32(FANOUT**2 + 3)
+    tree[torch.tensor([2, 40])] = torch.tensor([1.0, 3.0])
+    clone = pickle.loads(pickle.dumps(tree))
+    clone[torch.tensor([2, 500])] = torch.tensor([0.0, 5.0])
+    assert tree.query(0, tree.size) == 4.0 and clone.query(0, clone.size) == 8.0
+    assert clone.scan_lower_bound(torch.tensor([0.5, 3.5])).tolist() == [40, 500]
+    assert tree.scan_lower_bound(torch.tensor([0.5, 3.5])).tolist() == [2, 40]
+
+
 def test_construction_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="at least one leaf"):
         SumSegmentTreeFp32(0)
@@ -263,3 +274,46 @@ def test_a_large_write_stays_under_the_parallel_grain_and_keeps_the_last_value(t
     for level, again in zip(tree._levels, rebuilt._levels, strict=False):
         assert torch.equal(level, again)
 
+
+@pytest.mark.parametrize("size", [1, FANOUT + 3, FANOUT**2 * 3 + 5, SMALL_LEVEL * FANOUT + 7])
+@pytest.mark.parametrize("tree_class", SUM_TREES + MIN_TREES)
+def test_the_cpu_write_builds_the_tree_the_device_write_and_a_rebuild_build(size, tree_class) -> None:
+    # The CPU's numpy write against the torch write every other device uses, and against a
+    # rebuild from its own leaves: numpy and torch may add in different orders (sums agree to
+    # rounding), and a node must be bitwise what a rebuild gives.
+    generator = torch.Generator().manual_seed(size)
+    on_cpu, generic = tree_class(size), tree_class(size)
+    for count in (1, 7, 256, 3000):
+        index = torch.randint(0, size, (count,), generator=generator)
+        values = torch.rand(count, generator=generator, dtype=on_cpu.dtype)
+        values *= torch.logspace(-6, 6, count, dtype=on_cpu.dtype)
+        on_cpu[index] = values
+        generic._write(index, values)
+        rebuilt = tree_class(size)
+        rebuilt.load_leaves(on_cpu.leaves())
+        for level, again, other in zip(on_cpu._levels, rebuilt._levels, generic._levels, strict=True):
+            assert torch.equal(level, again)
+            torch.testing.assert_close(level, other, rtol=1e-5 if tree_class in SUM_TREES else 0, atol=0)
+
+
+@pytest.mark.parametrize("size", [1, FANOUT + 3, FANOUT**2 * 3 + 5, SMALL_LEVEL * FANOUT + 7])
+@pytest.mark.parametrize("tree_class", SUM_TREES)
+def test_the_cpu_search_finds_what_the_device_search_finds(size, tree_class) -> None:
+    generator = torch.Generator().manual_seed(size)
+    tree = tree_class(size)
+    leaves = torch.rand(size, generator=generator, dtype=tree.dtype) * torch.logspace(-3, 3, size, dtype=tree.dtype)
+    leaves[torch.rand(size, generator=generator) < 0.3] = 0  # zero leaves to skip
+    leaves[size // 2] = 1.0  # and a positive total
+    tree.load_leaves(leaves)
+    total = tree.query(0, size)
+    masses = torch.cat(
+        [
+            torch.rand(2000, generator=generator, dtype=tree.dtype) * total,
+            torch.tensor([0.0, total, total * (1 - 1e-7), total * 2, float("nan")], dtype=tree.dtype),
+        ]
+    )
+    found = tree.scan_lower_bound(masses)
+    assert torch.equal(found, tree._scan(masses))
+    landed = found[:-1][found[:-1] < size]  # a NaN mass (the last) reaches no leaf: it takes leaf 0
+    assert (tree[landed] > 0).all()
+    assert tree.scan_lower_bound(masses[:0]).shape == (0,)
