@@ -1,4 +1,4 @@
-"""rlguard's pure-PyTorch segment tree against per-item Python trees (and torchrl's compiled one).
+"""rlguard's extension-free segment tree against per-item Python trees (and torchrl's compiled one).
 
 Each implementation holds a sum and a min tree over ``--capacity`` random priorities and does
 what PrioritizedSampler does per training step:
@@ -279,7 +279,7 @@ def main() -> None:
     priorities = torch.rand(args.capacity, generator=generator) * 10
     as_list = priorities.tolist()
     implementations: dict[str, tuple[tuple[Callable, Callable], int, bool]] = {
-        "rlguard (pure PyTorch)": (tensor_tree_steps(*rlguard_trees(priorities), args.capacity), args.repeats, False),
+        "rlguard (extension-free)": (tensor_tree_steps(*rlguard_trees(priorities), args.capacity), args.repeats, False),
         "textbook per item": (textbook_steps(as_list), args.repeats, True),
         "python-list per item": (list_tree_steps(ListTree(as_list)), args.repeats, True),
         "tensor-per-item": (list_tree_steps(TensorPerItemTree(as_list)), args.slow_repeats, True),
@@ -292,7 +292,7 @@ def main() -> None:
         name: [make_batch(args.capacity, args.batch, generator, as_lists) for _ in range(repeats + 1)]
         for name, (_, repeats, as_lists) in implementations.items()
     }
-    ours = "rlguard (pure PyTorch)"
+    ours = "rlguard (extension-free)"
     threads = torch.get_num_threads()
     print(f"capacity {args.capacity:,}, batch {args.batch}, torch {torch.__version__}, {threads} threads")
     report_modes = {}

@@ -89,9 +89,9 @@ def version_items(versions: dict[str, str | None]) -> list[Item]:
 
 
 # What rlguard's runtime covers when torchrl's extension does not load: torchrl uses the extension
-# only for the segment trees of prioritized replay, and install() gives those a pure-PyTorch stand-in.
+# only for the segment trees of prioritized replay, and install() gives those an extension-free stand-in.
 COVERED = ("your code runs if it calls rlguard.runtime.install() first: prioritized replay, the only torchrl "
-           "feature that needs the extension, then uses rlguard's pure-PyTorch segment trees; without it, "
+           "feature that needs the extension, then uses rlguard's extension-free segment trees; without it, "
            "PrioritizedSampler raises")
 
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 MODULE = "torchrl._torchrl"
-FALLBACK = "call rlguard.runtime.install(): its pure-PyTorch segment trees replace the compiled ones"
+FALLBACK = "call rlguard.runtime.install(): its extension-free segment trees replace the compiled ones"
 
 # Why the extension does not load; None when it loads.
 NO_TORCHRL, NO_EXTENSION, TORCH_IMPORT, LOADER = "no-torchrl", "no-extension", "torch-import", "loader"
@@ -188,7 +188,7 @@ def _load(shared_object: Path) -> object:
 
 
 def warn_fallback() -> None:
-    """Say that prioritized replay runs on rlguard's pure-PyTorch segment trees.
+    """Say that prioritized replay runs on rlguard's extension-free segment trees.
 
     Called when a sampler builds them, not at ``install()``: a test that never builds a sampler
     gets no warning. Shown once per scope (installed block, test, or ``install()`` call), at the
@@ -203,7 +203,7 @@ def warn_fallback() -> None:
     warn_once(
         "sampler-pure-pytorch-trees",
         f"rlguard: torchrl's compiled segment trees are unavailable ({cause}). Prioritized "
-        "samplers and buffers use rlguard's pure-PyTorch segment trees instead: same sampling "
+        "samplers and buffers use rlguard's extension-free segment trees instead: same sampling "
         f"distribution, more time per call. Keep them, or to get the compiled trees back, {fix}.",
         stacklevel=user_stacklevel(),
     )

@@ -62,7 +62,7 @@ def install(
       and ``DDPGLoss`` report the member that cannot be copied (RLG001);
     - ``recurrent``: ``set_recurrent_mode`` per thread and task, for coroutines and reused
       instances too (RLG002);
-    - ``samplers``: pure-PyTorch segment trees when torchrl's compiled extension is missing;
+    - ``samplers``: extension-free segment trees when torchrl's compiled extension is missing;
     - ``buffers``: ``pin_memory=True`` buffers that sample pinned, or warn once without an
       accelerator;
     - ``training``: the ``TrainingGuard`` checks on collectors, replay buffers and losses;

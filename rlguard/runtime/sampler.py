@@ -1,7 +1,7 @@
 """A drop-in ``PrioritizedSampler`` with three corrections, and the patches that install them.
 
 (a) Where torchrl's compiled extension does not load, prioritized samplers and buffers use
-    rlguard's pure-PyTorch segment trees instead of raising "SumSegmentTreeFp32 is not
+    rlguard's extension-free segment trees instead of raising "SumSegmentTreeFp32 is not
     available". (b) ``dumps``/``loads`` and ``state_dict``/``load_state_dict`` round-trip:
     the metadata is plain JSON, the max priority comes back as a pair of tensors, loading
     twice works, and the trees come back bit for bit. (c) A bad state (corrupt, truncated,
@@ -62,7 +62,7 @@ _MaxPriority = tuple[torch.Tensor, torch.Tensor] | tuple[None, None]
 class PrioritizedSampler(_Stock):
     """torchrl's ``PrioritizedSampler`` (same arguments and behaviour), corrected.
 
-    It falls back to pure-PyTorch segment trees where torchrl's compiled extension does not
+    It falls back to extension-free segment trees where torchrl's compiled extension does not
     load, and its state round trip is plain JSON, type-preserving, validated and atomic.
     """
 

@@ -89,7 +89,7 @@ def leaves(tree: Any) -> torch.Tensor:
 
 
 def contents(tree: Any) -> list[torch.Tensor]:
-    """Every level of a pure-PyTorch tree; the leaves and total of a compiled one, which
+    """Every level of an extension-free tree; the leaves and total of a compiled one, which
     shows nothing else (these tests also run where torchrl's extension loads)."""
     if hasattr(tree, "_levels"):
         return list(tree._levels)
@@ -302,7 +302,7 @@ def test_installed_wires_the_fallback_into_stock_buffers() -> None:
 
 
 def test_rlguard_sampler_needs_no_install() -> None:
-    with pytest.warns(RLGuardWarning, match="pure-PyTorch") if not EXTENSION_LOADS else warnings.catch_warnings():
+    with pytest.warns(RLGuardWarning, match="extension-free") if not EXTENSION_LOADS else warnings.catch_warnings():
         sampler = PrioritizedSampler(CAPACITY, alpha=0.7, beta=0.5)
     sampler.update_priority(torch.tensor([2]), torch.tensor([3.0]))
     assert sampler._sum_tree[2] == pytest.approx((3.0 + 1e-8) ** 0.7)

@@ -1,4 +1,4 @@
-"""The pure-PyTorch segment trees against a plain per-item reference, and their interface."""
+"""The extension-free segment trees against a plain per-item reference, and their interface."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pure-PyTorch trees against torchrl's compiled ones, wherever those load.
+"""The extension-free trees against torchrl's compiled ones, wherever those load.
 
 They do not load against torch 2.13 from the torchrl 0.14.1 wheel, so these tests skip in
 CI. They run in an environment whose torchrl extension was built against the installed
@@ -77,7 +77,7 @@ def test_prefix_searches_match(scenario, name, data) -> None:
     fill((ours, theirs), batches, dtype_of(name))
     total = int(theirs.query(0, size))
     # Half-integers never equal a prefix sum of integer leaves, so no search can stop on a
-    # zero leaf: there, and only there, the pure-PyTorch tree skips ahead by design.
+    # zero leaf: there, and only there, the extension-free tree skips ahead by design.
     halves = st.integers(0, total + 2).map(lambda k: k + 0.5)
     masses = torch.tensor(data.draw(st.lists(halves, min_size=1, max_size=50)), dtype=dtype_of(name))
     assert same(ours.scan_lower_bound(masses), theirs.scan_lower_bound(masses))
