@@ -83,6 +83,8 @@ def _add_file(path: str, result: Discovery, explicit: bool) -> None:
 
 def _git_ignored(paths: list[str]) -> set[str]:
     """Paths .gitignore excludes, asking git once per repository; empty outside git."""
+    if not paths:
+        return set()
     import subprocess  # here: a run on named files never asks git, and this import is not free
 
     by_repo: dict[str, list[str]] = {}

@@ -20,7 +20,7 @@ from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Repor
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
-from rlguard.engine.rule_api import Rule, registered_rules
+from rlguard.engine.rule_api import RuleInfo, registered_rules
 from rlguard.engine.suppress import is_suppressed
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
@@ -40,8 +40,9 @@ class RunOptions:
     sources: Mapping[str, bytes] | None = None
 
 
-def rules_by_code() -> dict[str, type[Rule]]:
-    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them)."""
+def rules_by_code() -> dict[str, RuleInfo]:
+    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them),
+    as metadata: a rule's module is imported only when a file needs it."""
     return {rule.code: rule for rule in registered_rules()}
 
 
@@ -183,7 +184,7 @@ def resolve(pending: PendingFinding, index: ProjectIndex, options: Mapping[str, 
     finding = pending.finding
     if not pending.requires:
         return finding
-    rule = rules_by_code()[finding.code]
+    rule = rules_by_code()[finding.code].load()
     for requirement in pending.requires:
         answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
         if answer is not None:
