@@ -31,8 +31,8 @@ def _terminal_width() -> int:
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80 if sys.__stdout__ else 80
+    except (AttributeError, ValueError, OSError):  # not a terminal, or a stream without a descriptor
         return 80
 
 
@@ -112,16 +112,14 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with ``command``, only that command's arguments are declared (the
-    others keep their help line): declaring every option of every command costs about as much
-    as a warm one-file check itself."""
+    """The whole command line, or with ``command`` that command alone: declaring every option of
+    every command costs about as much as a warm one-file check itself."""
     parser = _Parser(prog="rlguard", description="Lint and fix TorchRL/tensordict code.")
     parser.add_argument("--version", "-V", action="version", version=f"rlguard {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (summary, declare) in _COMMANDS.items():
-        sub = commands.add_parser(name, help=summary)
         if command in (None, name):
-            declare(sub)
+            declare(commands.add_parser(name, help=summary))
     return parser
 
 

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from rlguard import notebook
 from rlguard.config import Config, ConfigError, config_for, load_config, project_root, validate_codes, validate_version
 from rlguard.engine.discovery import DiscoveryError, discover
 from rlguard.engine.findings import Finding, Report
@@ -91,6 +90,8 @@ def _stdin(args: argparse.Namespace) -> tuple[str, bytes] | None:
         return None
     if args.paths != ["-"]:
         raise ConfigError("`-` (read stdin) cannot be combined with other paths")
+    from rlguard import notebook
+
     if notebook.is_notebook(args.stdin_filename or ""):
         raise ConfigError("notebooks cannot be read from stdin; name the .ipynb file instead")
     return display_path(args.stdin_filename or "stdin.py"), sys.stdin.buffer.read()
@@ -212,6 +213,8 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
     from rlguard.fix.run import FileFix, FixRequest, fix_file
     from rlguard.fix.write import WriteError, write_if_unchanged
 
+    from rlguard import notebook
+
     fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
     for path in [p for p in fixable if notebook.is_notebook(p)]:
         print(f"{path}: not fixed: rlguard does not rewrite notebooks; apply the fixes in the notebook", file=sys.stderr)
@@ -243,6 +246,8 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
 
 
 def _unfixed_reason(finding: Finding) -> str:
+    from rlguard import notebook
+
     if finding.fix is None:
         return "no automatic fix"
     if notebook.is_notebook(finding.path):

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from rlguard.engine.index import FileFacts, ProjectIndex
     from rlguard.engine.parse import ParseError, Source
     from rlguard.engine.prefilter import ClassCondition
-    from rlguard.engine.rule_api import Report, Rule, RuleInfo
+    from rlguard.engine.rule_api import Report, Rule
+    from rlguard.engine.rule_info import RuleInfo
     from rlguard.engine.suppress import Suppression
 
 # A run served from the cache needs only the result types: what reads a file (decoding,
@@ -85,18 +86,21 @@ def time_limit(seconds: float) -> Iterator[list[bool]]:
     raise something else from a ``finally`` block, which must still count as the timeout.
     """
     import signal
-    import threading
 
     fired = [False]
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield fired
-        return
 
     def expire(_signum, _frame):
         fired[0] = True
         raise FileTimeout
 
-    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        armed = seconds > 0 and hasattr(signal, "setitimer")
+        previous = signal.signal(signal.SIGALRM, expire) if armed else None
+    except ValueError:  # not the main thread, where signals cannot be handled
+        armed = False
+    if not armed:
+        yield fired
+        return
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield fired
@@ -133,7 +137,6 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
     which would otherwise be parsed and walked a second time to locate them."""
     from rlguard.engine.parse import ParseError, decode, parse, syntax_error
     from rlguard.engine.prefilter import rules_needed
-    from rlguard.engine.suppress import find_suppressions
 
     decoded = decode(data)
     if isinstance(decoded, ParseError):
@@ -145,7 +148,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
         error = syntax_error(decoded.text)
         if error:
             return _parse_error(path, error)
-        suppressions = find_suppressions(decoded.text) if _names_rule_codes(decoded.text) else []
+        suppressions = _find_suppressions(decoded.text) if _names_rule_codes(decoded.text) else []
         return Analysis(FileResult(path, suppressions=suppressions), decoded)
     module = parse(decoded)
     if isinstance(module, ParseError):
@@ -164,10 +167,8 @@ def _parse_error(path: str, error: ParseError) -> Analysis:
 
 
 def _internal_error(path: str, source: Source, message: str) -> Analysis:
-    from rlguard.engine.suppress import find_suppressions
-
     finding = engine_finding(path, "RLG999", 1, 1, message)
-    return Analysis(FileResult(path, [PendingFinding(finding)], suppressions=find_suppressions(source.text), parsed=True), source)
+    return Analysis(FileResult(path, [PendingFinding(finding)], suppressions=_find_suppressions(source.text), parsed=True), source)
 
 
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
@@ -193,11 +194,15 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
 
     spans = spans_for(module, definite) if definite else {}
     pending = [_pending(path, rule, report, number, spans) for number, (rule, report) in enumerate(reports)]
-    from rlguard.engine.suppress import find_suppressions
-
-    suppressions = find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
+    suppressions = _find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
     result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
     return Analysis(result, source, module, reports)
+
+
+def _find_suppressions(text: str) -> list[Suppression]:
+    from rlguard.engine.suppress import find_suppressions  # here: most files name no rlguard code
+
+    return find_suppressions(text)
 
 
 def _names_rule_codes(text: str) -> bool:

@@ -12,7 +12,8 @@ SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "build", "dist", ".tox", ".nox", ".venv", "venv",
      ".mypy_cache", ".pytest_cache", ".ruff_cache", ".rlguard_cache", "node_modules", ".eggs"}
 )
-SUFFIXES = (".py", ".pyi", ".ipynb")
+NOTEBOOK_SUFFIX = ".ipynb"  # rlguard.notebook reads them; this name lets a run without one skip that import
+SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 
 @dataclass

@@ -3,18 +3,19 @@
 A rule is one class in one module. Its examples generate its docs page and
 ``rlguard explain``, and are its first tests. Rules report; they never print.
 The engine runs rules through this interface and never imports ``rlguard.rules``: the rules
-package registers its catalog here when it is imported (by the command line, or a caller).
-The catalog is each rule's metadata (``RuleInfo``), read from a generated file: a run selects,
-configures and pre-filters rules without importing them, and imports a rule's module only when
-a file needs its visitor.
+package registers its catalog (``rlguard.engine.rule_info``) when it is imported, and the engine
+loads a rule's class only when a file needs its visitor.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+
+from rlguard.engine.rule_info import Option
+
+__all__ = ["Example", "Option", "Report", "Rule"]
 
 if TYPE_CHECKING:
     from rlguard.engine.lazy import cst
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
     from rlguard.engine.context import FileContext
     from rlguard.engine.findings import Fix, Requirement
     from rlguard.engine.index import ProjectIndex
-
-TokenGroups = tuple[tuple[str, ...], ...]
-
 
 @dataclass(frozen=True)
 class Example:
@@ -38,14 +36,6 @@ class Example:
     files: Mapping[str, str] = field(default_factory=dict)  # other files of the project, by relative path
     message: str | None = None  # a substring the finding's message must contain
     note: str = ""  # one line shown above the example in the docs
-
-
-@dataclass(frozen=True)
-class Option:
-    name: str
-    kind: type  # list, str, int or bool
-    default: Any
-    description: str
 
 
 @dataclass
@@ -116,62 +106,3 @@ class Rule:
     @classmethod
     def default_options(cls) -> dict[str, Any]:
         return {option.name: option.default for option in cls.options}
-
-
-class RuleInfo:
-    """What the engine knows of a rule before loading it: its metadata, and where its class lives.
-
-    It answers as the rule class does (``applies_to``, ``prefilter_tokens``, ``default_options``);
-    ``load`` imports the rule's module. It pickles as data, so workers get it whatever their start method.
-    """
-
-    __slots__ = ("code", "name", "summary", "options", "min_target", "token_steps", "class_roots", "class_group",
-                 "module", "qualname")
-
-    def __init__(self, code: str, name: str, summary: str, options: tuple[Option, ...],
-                 min_target: tuple[int, ...] | None, token_steps: tuple[tuple[tuple[int, ...], TokenGroups], ...],
-                 class_roots: frozenset[str], class_group: int, module: str, qualname: str) -> None:
-        self.code, self.name, self.summary, self.options = code, name, summary, options
-        self.min_target, self.class_roots, self.class_group = min_target, class_roots, class_group
-        # (lowest target, groups) pairs in ascending order: the pre-filter groups from that version on.
-        self.token_steps = token_steps
-        self.module, self.qualname = module, qualname
-
-    def __repr__(self) -> str:
-        return f"RuleInfo({self.code} {self.name})"
-
-    def applies_to(self, target: tuple[int, ...]) -> bool:
-        return self.min_target is None or target >= self.min_target
-
-    def prefilter_tokens(self, target: tuple[int, ...]) -> TokenGroups:
-        groups: TokenGroups = ()
-        for since, step in self.token_steps:
-            if target >= since:
-                groups = step
-        return groups
-
-    def default_options(self) -> dict[str, Any]:
-        return {option.name: option.default for option in self.options}
-
-    def load(self) -> type[Rule]:
-        """The rule class (its module is imported on first use)."""
-        rule = getattr(importlib.import_module(self.module), self.qualname)
-        if rule.code != self.code:
-            raise ImportError(f"the rule catalog is stale: {self.module}.{self.qualname} is {rule.code}, not {self.code}")
-        return rule
-
-
-_REGISTRY: dict[str, RuleInfo] = {}
-
-
-def register_rules(rules: Iterable[RuleInfo]) -> None:
-    """Called by the rules package on import with its catalog; codes are unique."""
-    for rule in rules:
-        known = _REGISTRY.setdefault(rule.code, rule)
-        if (known.module, known.qualname) != (rule.module, rule.qualname):
-            raise ImportError(f"rule code {rule.code} is defined twice ({known.module}, {rule.module})")
-
-
-def registered_rules() -> tuple[RuleInfo, ...]:
-    """Every registered rule's metadata, by code."""
-    return tuple(_REGISTRY[code] for code in sorted(_REGISTRY))

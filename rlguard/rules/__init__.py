@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from rlguard.engine.findings import ENGINE_CODES
-from rlguard.engine.rule_api import Option, RuleInfo, register_rules
+from rlguard.engine.rule_info import Option, RuleInfo, register_rules
 
 CATALOG_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog.json")
 _KINDS = {kind.__name__: kind for kind in (list, str, int, float, bool)}

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from rlguard.engine.rule_api import RuleInfo
+from rlguard.engine.rule_info import RuleInfo
 from rlguard.rules import CATALOG, RULES, read_catalog
 from rlguard.rules.catalog import probe_versions, render
 
