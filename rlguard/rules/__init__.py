@@ -12,10 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlguard.engine.findings import ENGINE_CODES
 from rlguard.engine.rule_info import Option, RuleInfo, register_rules
+
+if TYPE_CHECKING:
+    from rlguard.engine.rule_api import Rule
+
+    RULES: tuple[type[Rule], ...]  # bound by ``__getattr__`` on first use
+    RULES_BY_CODE: dict[str, type[Rule]]
 
 CATALOG_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog.json")
 _KINDS = {kind.__name__: kind for kind in (list, str, int, float, bool)}
