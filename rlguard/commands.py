@@ -21,8 +21,8 @@ from rlguard.report import formatter, text
 if TYPE_CHECKING:
     from rlguard.fix.run import FileFix
 
-# The fixer and the SARIF reporter are imported where they are used: `rlguard check` with the
-# default text output, the pre-commit case, needs neither.
+# The fixer, the SARIF reporter and the notebook reader are imported where they are used:
+# `rlguard check` of Python files with the default text output, the pre-commit case, needs none.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -209,11 +209,10 @@ def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
 def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied: Counter,
              remaining: list[tuple[Finding, str]]) -> int:
     """Fix one configuration's files; counts go into ``applied`` and ``remaining``. Returns the files changed."""
+    from rlguard import notebook
     from rlguard.engine.workers import default_jobs, run_all
     from rlguard.fix.run import FileFix, FixRequest, fix_file
     from rlguard.fix.write import WriteError, write_if_unchanged
-
-    from rlguard import notebook
 
     fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
     for path in [p for p in fixable if notebook.is_notebook(p)]:
