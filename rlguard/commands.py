@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import functools
 import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rlguard import notebook
 from rlguard.config import Config, ConfigError, config_for, load_config, project_root, validate_codes, validate_version
 from rlguard.engine.discovery import DiscoveryError, discover
 from rlguard.engine.findings import Finding, Report
 from rlguard.engine.runner import Project, RunOptions, check, display_path
 from rlguard.engine.target import resolve_target
-from rlguard.engine.workers import default_jobs, run_all
-from rlguard.fix.run import FileFix, FixRequest, fix_bytes, fix_file
-from rlguard.fix.write import WriteError, write_if_unchanged
-from rlguard.report import FORMATS, sarif, text
-from rlguard.report.sarif_fixes import fix_edits
+from rlguard.report import formatter, text
+
+if TYPE_CHECKING:
+    from rlguard.fix.run import FileFix
+
+# The fixer, the SARIF reporter and the notebook reader are imported where they are used:
+# `rlguard check` of Python files with the default text output, the pre-commit case, needs none.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -90,6 +90,8 @@ def _stdin(args: argparse.Namespace) -> tuple[str, bytes] | None:
         return None
     if args.paths != ["-"]:
         raise ConfigError("`-` (read stdin) cannot be combined with other paths")
+    from rlguard import notebook
+
     if notebook.is_notebook(args.stdin_filename or ""):
         raise ConfigError("notebooks cannot be read from stdin; name the .ipynb file instead")
     return display_path(args.stdin_filename or "stdin.py"), sys.stdin.buffer.read()
@@ -137,11 +139,14 @@ def _report(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int
         elif fmt in text.STYLES:
             out.write(text.render(report, fmt, color, quiet=args.quiet))
         elif fmt == "sarif":
+            from rlguard.report import sarif
+            from rlguard.report.sarif_fixes import fix_edits
+
             # SARIF carries each fix's edits, which takes the parsed project, not only the findings.
             edits = {finding: e for r, project in runs for finding, e in fix_edits(r, project).items()}
             out.write(sarif.render(report, fixes=edits))
         else:
-            out.write(FORMATS[fmt](report))
+            out.write(formatter(fmt)(report))
         if args.statistics and fmt not in text.STYLES:  # never inside machine-read output
             sys.stderr.write(text.statistics([*report.findings, *report.unused_suppressions]))
     has_findings = bool(report.findings or report.unused_suppressions)
@@ -171,6 +176,8 @@ def use_color(choice: str, stream: TextIO) -> bool:
 
 def _fix_stdin(args: argparse.Namespace, stdin: tuple[str, bytes], runs: list[tuple[Report, Project]]) -> int:
     """``rlguard fix -``: the fixed source to stdout (unchanged if nothing applies), the rest to stderr."""
+    from rlguard.fix.run import FixRequest, fix_bytes
+
     path, data = stdin
     if not runs:  # excluded (--force-exclude): pass the text through untouched
         sys.stdout.buffer.write(data)
@@ -202,6 +209,11 @@ def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
 def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied: Counter,
              remaining: list[tuple[Finding, str]]) -> int:
     """Fix one configuration's files; counts go into ``applied`` and ``remaining``. Returns the files changed."""
+    from rlguard import notebook
+    from rlguard.engine.workers import default_jobs, run_all
+    from rlguard.fix.run import FileFix, FixRequest, fix_file
+    from rlguard.fix.write import WriteError, write_if_unchanged
+
     fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
     for path in [p for p in fixable if notebook.is_notebook(p)]:
         print(f"{path}: not fixed: rlguard does not rewrite notebooks; apply the fixes in the notebook", file=sys.stderr)
@@ -233,6 +245,8 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
 
 
 def _unfixed_reason(finding: Finding) -> str:
+    from rlguard import notebook
+
     if finding.fix is None:
         return "no automatic fix"
     if notebook.is_notebook(finding.path):
@@ -241,6 +255,8 @@ def _unfixed_reason(finding: Finding) -> str:
 
 
 def _diff(outcome: FileFix) -> str:
+    import difflib
+
     assert outcome.original is not None and outcome.fixed is not None, "only changed files are diffed"
     before = outcome.original.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     after = outcome.fixed.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)

@@ -5,7 +5,6 @@ Every bad key or value is an error naming the file and the key: nothing is ignor
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import os
@@ -20,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from rlguard.rules import RULES_BY_CODE, ENGINE_CODES
+from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
 _TOP_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout", "max-file-size")
@@ -162,6 +161,8 @@ def validate_version(value: str | None, where: str) -> str | None:
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
+    import difflib  # here: only a mistake needs it
+
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -174,7 +175,7 @@ def _strings(value: Any, where: str) -> list[str]:
 
 def _codes(value: Any, where: str) -> list[str]:
     codes = [c.strip().upper() for c in (value.split(",") if isinstance(value, str) else _strings(value, where))]
-    known = set(RULES_BY_CODE) | set(ENGINE_CODES)
+    known = set(CATALOG) | set(ENGINE_CODES)
     for code in codes:
         if code == "ALL" or code in known or any(k.startswith(code) for k in known) and code.startswith("RLG"):
             continue
@@ -207,9 +208,9 @@ def _rule_options(value: Any, where: str) -> dict[str, dict[str, Any]]:
         raise ConfigError(f"{where} rules must be a table of [tool.rlguard.rules.RLGxxx] tables")
     options: dict[str, dict[str, Any]] = {}
     for code, table in value.items():
-        rule = RULES_BY_CODE.get(code)
+        rule = CATALOG.get(code)
         if rule is None:
-            raise ConfigError(f"{where}.rules: unknown rule code {code!r}{_did_you_mean(code, RULES_BY_CODE)}")
+            raise ConfigError(f"{where}.rules: unknown rule code {code!r}{_did_you_mean(code, CATALOG)}")
         if not isinstance(table, dict):
             raise ConfigError(f"{where}.rules.{code} must be a table")
         declared = {option.name: option for option in rule.options}

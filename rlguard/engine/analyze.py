@@ -7,23 +7,25 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import signal
-import threading
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator, Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.context import FileContext
 from rlguard.engine.findings import ENGINE_CODES, Finding, FixSummary, PendingFinding, Span
-from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
-from rlguard.engine.parse import ParseError, Source, decode, parse, syntax_error
-from rlguard.engine.positions import spans_for
-from rlguard.engine.prefilter import ClassCondition, rules_needed
-from rlguard.engine.rule_api import Report, Rule
-from rlguard.engine.suppress import Suppression, find_suppressions
-from rlguard.engine.traversal import bookkeeping, walk
+
+if TYPE_CHECKING:
+    from rlguard.engine.index import FileFacts, ProjectIndex
+    from rlguard.engine.parse import ParseError, Source
+    from rlguard.engine.prefilter import ClassCondition
+    from rlguard.engine.rule_api import Report, Rule
+    from rlguard.engine.rule_info import RuleInfo
+    from rlguard.engine.suppress import Suppression
+
+# A run served from the cache needs only the result types: what reads a file (decoding,
+# suppressions, the time limit) is imported where a file is analysed, and what only a parsed
+# file needs (the file context, the walk, positions) in ``_check_module``.
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,9 @@ class Settings:
     class_conditions: Mapping[str, ClassCondition]  # per rule: (group, class names whose subclasses meet it)
     max_file_size: int = 10_000_000
     timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
-    # The selected rules' classes, handed over by the caller (they pickle by reference to workers).
-    rules: Mapping[str, type[Rule]] = field(default_factory=dict)
+    # The selected rules, handed over by the caller (their metadata pickles to workers; a rule's
+    # class is imported where a file needs it).
+    rules: Mapping[str, RuleInfo] = field(default_factory=dict)
     oldest: tuple[int, ...] | None = None  # a pin's lowest admitted torchrl, for behaviour only old releases have
 
     def fingerprint(self) -> str:
@@ -82,16 +85,22 @@ def time_limit(seconds: float) -> Iterator[list[bool]]:
     Yields a flag that turns true when the limit fired: libcst code that is interrupted may
     raise something else from a ``finally`` block, which must still count as the timeout.
     """
+    import signal
+
     fired = [False]
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield fired
-        return
 
     def expire(_signum, _frame):
         fired[0] = True
         raise FileTimeout
 
-    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        armed = seconds > 0 and hasattr(signal, "setitimer")
+        previous = signal.signal(signal.SIGALRM, expire) if armed else None
+    except ValueError:  # not the main thread, where signals cannot be handled
+        armed = False
+    if not armed:
+        yield fired
+        return
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield fired
@@ -126,6 +135,9 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
     """Check one file's bytes. ``locate_all`` positions every report in the one codegen pass, also
     those that wait on the index: right for text checked in this process (stdin, an editor buffer),
     which would otherwise be parsed and walked a second time to locate them."""
+    from rlguard.engine.parse import ParseError, decode, parse, syntax_error
+    from rlguard.engine.prefilter import rules_needed
+
     decoded = decode(data)
     if isinstance(decoded, ParseError):
         return _parse_error(path, decoded)
@@ -136,7 +148,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
         error = syntax_error(decoded.text)
         if error:
             return _parse_error(path, error)
-        suppressions = find_suppressions(decoded.text) if _names_rule_codes(decoded.text) else []
+        suppressions = _find_suppressions(decoded.text) if _names_rule_codes(decoded.text) else []
         return Analysis(FileResult(path, suppressions=suppressions), decoded)
     module = parse(decoded)
     if isinstance(module, ParseError):
@@ -156,15 +168,19 @@ def _parse_error(path: str, error: ParseError) -> Analysis:
 
 def _internal_error(path: str, source: Source, message: str) -> Analysis:
     finding = engine_finding(path, "RLG999", 1, 1, message)
-    return Analysis(FileResult(path, [PendingFinding(finding)], suppressions=find_suppressions(source.text), parsed=True), source)
+    return Analysis(FileResult(path, [PendingFinding(finding)], suppressions=_find_suppressions(source.text), parsed=True), source)
 
 
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
                   index: ProjectIndex | None, locate_all: bool = False) -> Analysis:
+    from rlguard.engine.context import FileContext
+    from rlguard.engine.index import module_name_for
+    from rlguard.engine.traversal import bookkeeping, walk
+
     module_name, is_package = module_name_for(path)
     ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index, oldest=settings.oldest)
     ctx.declare_definitions(module)
-    rules = [settings.rules[code](ctx) for code in codes]
+    rules = [settings.rules[code].load()(ctx) for code in codes]
     on_visit, on_leave = bookkeeping(ctx)
     for rule in rules:
         _register(rule, on_visit, on_leave)
@@ -174,11 +190,19 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     # Positions cost a codegen pass over the whole file. Reports that wait on the index are
     # usually dropped by it, so they are located later, and only if they stand (see ``locate``).
     definite = [report.node for _, report in reports if locate_all or not report.requires]
+    from rlguard.engine.positions import spans_for
+
     spans = spans_for(module, definite) if definite else {}
     pending = [_pending(path, rule, report, number, spans) for number, (rule, report) in enumerate(reports)]
-    suppressions = find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
+    suppressions = _find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
     result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
     return Analysis(result, source, module, reports)
+
+
+def _find_suppressions(text: str) -> list[Suppression]:
+    from rlguard.engine.suppress import find_suppressions  # here: most files name no rlguard code
+
+    return find_suppressions(text)
 
 
 def _names_rule_codes(text: str) -> bool:
@@ -204,6 +228,8 @@ def _pending(path: str, rule: type[Rule], report: Report, number: int, spans: di
 
 def locate(analysis: Analysis, findings: Sequence[PendingFinding]) -> list[PendingFinding]:
     """The same pending findings with a span each, from the analysis's parsed module."""
+    from rlguard.engine.positions import spans_for
+
     wanted = [analysis.reports[p.report][1].node for p in findings if p.finding.span is None]
     spans = spans_for(analysis.module, wanted) if wanted and analysis.module is not None else {}
     located = []

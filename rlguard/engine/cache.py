@@ -55,14 +55,14 @@ class ResultCache:
         return value if isinstance(value, FileResult) else None
 
     def put(self, key: str, result: FileResult) -> None:
-        import tempfile  # here: a warm run only reads
-
         try:
             self._prepare()
             folder = os.path.join(self.directory, key[:2])
             os.makedirs(folder, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            with os.fdopen(handle, "wb") as out:
+            # A fresh name, created exclusively, then renamed over the entry: readers never see a
+            # half-written file. (tempfile would do the same, at the cost of importing it.)
+            temporary = os.path.join(folder, f".tmp-{os.urandom(8).hex()}")
+            with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
                 pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(temporary, os.path.join(folder, key))
         except OSError:

@@ -12,7 +12,8 @@ SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "build", "dist", ".tox", ".nox", ".venv", "venv",
      ".mypy_cache", ".pytest_cache", ".ruff_cache", ".rlguard_cache", "node_modules", ".eggs"}
 )
-SUFFIXES = (".py", ".pyi", ".ipynb")
+NOTEBOOK_SUFFIX = ".ipynb"  # rlguard.notebook reads them; this name lets a run without one skip that import
+SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 
 @dataclass
@@ -83,6 +84,8 @@ def _add_file(path: str, result: Discovery, explicit: bool) -> None:
 
 def _git_ignored(paths: list[str]) -> set[str]:
     """Paths .gitignore excludes, asking git once per repository; empty outside git."""
+    if not paths:
+        return set()
     import subprocess  # here: a run on named files never asks git, and this import is not free
 
     by_repo: dict[str, list[str]] = {}

@@ -3,21 +3,26 @@
 A rule is one class in one module. Its examples generate its docs page and
 ``rlguard explain``, and are its first tests. Rules report; they never print.
 The engine runs rules through this interface and never imports ``rlguard.rules``: the rules
-package registers its rules here when it is imported (by the command line, or a caller).
+package registers its catalog (``rlguard.engine.rule_info``) when it is imported, and the engine
+loads a rule's class only when a file needs its visitor.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from collections.abc import Mapping
 
-from rlguard.engine.lazy import cst
+from rlguard.engine.rule_info import Option
 
-from rlguard.engine.context import FileContext
-from rlguard.engine.findings import Fix, Requirement
-from rlguard.engine.index import ProjectIndex
+__all__ = ["Example", "Option", "Report", "Rule"]
 
+if TYPE_CHECKING:
+    from rlguard.engine.lazy import cst
+
+    from rlguard.engine.context import FileContext
+    from rlguard.engine.findings import Fix, Requirement
+    from rlguard.engine.index import ProjectIndex
 
 @dataclass(frozen=True)
 class Example:
@@ -31,14 +36,6 @@ class Example:
     files: Mapping[str, str] = field(default_factory=dict)  # other files of the project, by relative path
     message: str | None = None  # a substring the finding's message must contain
     note: str = ""  # one line shown above the example in the docs
-
-
-@dataclass(frozen=True)
-class Option:
-    name: str
-    kind: type  # list, str, int or bool
-    default: Any
-    description: str
 
 
 @dataclass
@@ -109,19 +106,3 @@ class Rule:
     @classmethod
     def default_options(cls) -> dict[str, Any]:
         return {option.name: option.default for option in cls.options}
-
-
-_REGISTRY: dict[str, type[Rule]] = {}
-
-
-def register_rules(rules: tuple[type[Rule], ...]) -> None:
-    """Called by the rules package on import; codes are unique."""
-    for rule in rules:
-        known = _REGISTRY.setdefault(rule.code, rule)
-        if known is not rule:
-            raise ImportError(f"rule code {rule.code} is defined twice ({known.__module__}, {rule.__module__})")
-
-
-def registered_rules() -> tuple[type[Rule], ...]:
-    """Every registered rule, by code."""
-    return tuple(_REGISTRY[code] for code in sorted(_REGISTRY))

@@ -9,22 +9,22 @@ import functools
 import os
 from dataclasses import dataclass, field, replace
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rlguard import notebook
+if TYPE_CHECKING:
+    from rlguard.notebook import Notebook, NotebookError
+
 from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
-from rlguard.engine.discovery import discover
+from rlguard.engine.discovery import NOTEBOOK_SUFFIX, discover
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
-from rlguard.engine.rule_api import Rule, registered_rules
-from rlguard.engine.suppress import is_suppressed
+from rlguard.engine.rule_info import RuleInfo, registered_rules
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
-from rlguard.notebook import Notebook
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ class RunOptions:
     sources: Mapping[str, bytes] | None = None
 
 
-def rules_by_code() -> dict[str, type[Rule]]:
-    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them)."""
+def rules_by_code() -> dict[str, RuleInfo]:
+    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them),
+    as metadata: a rule's module is imported only when a file needs it."""
     return {rule.code: rule for rule in registered_rules()}
 
 
@@ -92,8 +93,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     found.files = sorted({*(display_path(path) for path in found.files), *(p for p in map(display_path, paths) if p in sources)})
     codes = selected_codes(config, options, target)
     contents = {path: sources[path] if path in sources else read_bytes(path) for path in found.files}
-    notebooks = _notebooks(contents)
-    readable = {path: nb for path, nb in notebooks.items() if isinstance(nb, Notebook)}
+    readable, unreadable = _notebooks(contents)
     sources = {**sources, **{path: nb.source for path, nb in readable.items()}}
     resolver = ModuleResolver()
     texts = [c for c in contents.values() if c is not None]
@@ -111,8 +111,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         cached = cache.get(cache.key(path, data)) if cache is not None and data is not None else None
         if cached is not None:
             results[path] = cached
-        elif isinstance(error := notebooks.get(path), notebook.NotebookError):
-            results[path] = FileResult(path, [PendingFinding(engine_finding(path, "RLG000", 1, 1, str(error)))])
+        elif path in unreadable:
+            results[path] = FileResult(path, [PendingFinding(engine_finding(path, "RLG000", 1, 1, str(unreadable[path])))])
         elif path in sources:
             results[path] = analyze_bytes(path, sources[path], settings, locate_all=True).result
         else:
@@ -129,16 +129,21 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     return project
 
 
-def _notebooks(contents: Mapping[str, bytes | None]) -> dict[str, Notebook | notebook.NotebookError]:
-    """The notebooks among the files, read into Python, or why one cannot be read."""
-    found: dict[str, Notebook | notebook.NotebookError] = {}
-    for path, data in contents.items():
-        if notebook.is_notebook(path) and data is not None:
-            try:
-                found[path] = notebook.read(data)
-            except notebook.NotebookError as error:
-                found[path] = error
-    return found
+def _notebooks(contents: Mapping[str, bytes | None]) -> tuple[dict[str, Notebook], dict[str, NotebookError]]:
+    """The notebooks among the files read into Python, and why the others cannot be read."""
+    found = {path: data for path, data in contents.items() if path.endswith(NOTEBOOK_SUFFIX) and data is not None}
+    if not found:
+        return {}, {}
+    from rlguard import notebook  # here: most runs check no notebook
+
+    readable: dict[str, Notebook] = {}
+    unreadable: dict[str, NotebookError] = {}
+    for path, data in found.items():
+        try:
+            readable[path] = notebook.read(data)
+        except notebook.NotebookError as error:
+            unreadable[path] = error
+    return readable, unreadable
 
 
 def _in_cell(finding: Finding, found: Notebook) -> Finding:
@@ -183,7 +188,7 @@ def resolve(pending: PendingFinding, index: ProjectIndex, options: Mapping[str, 
     finding = pending.finding
     if not pending.requires:
         return finding
-    rule = rules_by_code()[finding.code]
+    rule = rules_by_code()[finding.code].load()
     for requirement in pending.requires:
         answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
         if answer is not None:
@@ -207,7 +212,7 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
                     and not _matches(finding.code, ignored_here)]
         if any(p.finding.span is None for p in standing):
             standing = _locate(project, result, standing)
-        kept = [p.finding for p in standing if not is_suppressed(p.finding.code, p.finding.line, result.suppressions)]
+        kept = [p.finding for p in standing if not _suppressed(p.finding, result)]
         kept += _unknown_codes(result)
         unused: list[Finding] = []
         if show_unused:
@@ -222,6 +227,14 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
             project.skipped.append((result.path, result.skipped))
     report.findings.sort(key=Finding.sort_key)
     return report, project
+
+
+def _suppressed(finding: Finding, result: FileResult) -> bool:
+    if not result.suppressions:  # most files have none: no need to load the suppression reader
+        return False
+    from rlguard.engine.suppress import is_suppressed
+
+    return is_suppressed(finding.code, finding.line, result.suppressions)
 
 
 def _locate(project: Project, result: FileResult, standing: list[PendingFinding]) -> list[PendingFinding]:

@@ -10,7 +10,6 @@ one when the range is open above: ``torchrl>=0.7`` resolves to today's torchrl o
 from __future__ import annotations
 
 import functools
-import glob
 import json
 import os
 import re
@@ -145,7 +144,7 @@ def _pinned(root: str) -> Target | None:
         found = _from_lines(dependencies if isinstance(dependencies, list) else [], pyproject)
         if found is not None:
             return found
-    for requirements in sorted(glob.glob(os.path.join(root, "requirements*.txt"))):
+    for requirements in _requirements_files(root):
         try:
             with open(requirements, encoding="utf-8", errors="replace") as handle:
                 found = _from_lines(handle.read().splitlines(), requirements)
@@ -154,6 +153,15 @@ def _pinned(root: str) -> Target | None:
         if found is not None:
             return found
     return None
+
+
+def _requirements_files(root: str) -> list[str]:
+    """``requirements*.txt`` in a folder, by name (a listing: the glob module costs more than the search)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    return sorted(os.path.join(root, n) for n in names if n.startswith("requirements") and n.endswith(".txt"))
 
 
 def _from_lines(lines: list, where: str) -> Target | None:

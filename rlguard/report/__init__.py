@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from rlguard.engine.findings import Report
-from rlguard.report import github, json_format, sarif, text
 
 Formatter = Callable[[Report], str]
 
-FORMATS: dict[str, Formatter] = {
-    "text": text.render,
-    "json": json_format.render,
-    "github": github.render,
-    "sarif": sarif.render,
-}
+_MODULES = {"text": "text", "json": "json_format", "github": "github", "sarif": "sarif"}
+FORMATS = tuple(_MODULES)
+
+
+def formatter(name: str) -> Formatter:
+    """The ``render`` of one output format. Only that reporter's module is imported: a run that
+    prints text never loads SARIF's (which reads every rule's documentation)."""
+    return importlib.import_module(f"{__name__}.{_MODULES[name]}").render

@@ -1,35 +1,65 @@
 """The rule registry: every ``rlgNNN_*.py`` module in this package holds exactly one rule.
 
 Codes are stable. Discovery by module name keeps adding a rule to one new file.
+
+Importing this package registers the rule catalog (``catalog.json``, each rule's metadata, generated
+by ``python -m rlguard.rules.catalog --write``) with the engine, and imports no rule module: a
+run loads a rule's module only when a file needs its visitor. ``RULES`` and ``RULES_BY_CODE``,
+the rule classes with their docs and examples, import every rule module on first access.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import re
+import json
+import os
+from typing import TYPE_CHECKING, Any
 
 from rlguard.engine.findings import ENGINE_CODES
-from rlguard.engine.rule_api import Rule, register_rules
+from rlguard.engine.rule_info import Option, RuleInfo, register_rules
 
-_RULE_MODULE = re.compile(r"^rlg\d{3}_\w+$")
+if TYPE_CHECKING:
+    from rlguard.engine.rule_api import Rule
 
+    RULES: tuple[type[Rule], ...]  # bound by ``__getattr__`` on first use
+    RULES_BY_CODE: dict[str, type[Rule]]
 
-def _discover() -> tuple[type[Rule], ...]:
-    found = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if _RULE_MODULE.match(info.name):
-            module = importlib.import_module(f"{__name__}.{info.name}")
-            rules = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Rule) and v is not Rule
-                     and v.__module__ == module.__name__]
-            if len(rules) != 1:
-                raise ImportError(f"{module.__name__} must define exactly one rule, found {len(rules)}")
-            found.append(rules[0])
-    return tuple(found)
+CATALOG_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog.json")
+_KINDS = {kind.__name__: kind for kind in (list, str, int, float, bool)}
 
 
-RULES: tuple[type[Rule], ...] = _discover()
-RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in RULES}
-register_rules(RULES)
+def _version(value: list[int] | None) -> tuple[int, ...] | None:
+    return tuple(value) if value is not None else None
 
-__all__ = ["ENGINE_CODES", "RULES", "RULES_BY_CODE"]
+
+def _info(entry: dict[str, Any]) -> RuleInfo:
+    return RuleInfo(
+        code=entry["code"], name=entry["name"], summary=entry["summary"],
+        options=tuple(Option(o["name"], _KINDS[o["kind"]], o["default"], o["description"]) for o in entry["options"]),
+        min_target=_version(entry["min_target"]),
+        token_steps=tuple((tuple(since), tuple(tuple(group) for group in groups)) for since, groups in entry["tokens"]),
+        class_roots=frozenset(entry["class_roots"]), class_group=entry["class_group"],
+        module=f"{__name__}.{entry['module']}", qualname=entry["class"],
+    )
+
+
+def read_catalog(path: str = CATALOG_FILE) -> tuple[RuleInfo, ...]:
+    with open(path, encoding="utf-8") as handle:
+        return tuple(_info(entry) for entry in json.load(handle)["rules"])
+
+
+CATALOG: dict[str, RuleInfo] = {info.code: info for info in read_catalog()}
+register_rules(CATALOG.values())
+
+
+def __getattr__(name: str) -> Any:
+    """``RULES`` and ``RULES_BY_CODE``: the rule classes, imported on first use."""
+    if name not in ("RULES", "RULES_BY_CODE"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from rlguard.rules.catalog import discover
+
+    rules = discover()
+    globals().update(RULES=rules, RULES_BY_CODE={rule.code: rule for rule in rules})
+    return globals()[name]
+
+
+__all__ = ["CATALOG", "ENGINE_CODES", "RULES", "RULES_BY_CODE"]

@@ -64,7 +64,8 @@ def test_the_check_sees_a_relative_import_of_the_rules(tmp_path):
 
 
 def test_the_rules_package_registers_its_rules_with_the_engine():
-    from rlguard.engine.rule_api import registered_rules
+    from rlguard.engine.rule_info import registered_rules
     from rlguard.rules import RULES
 
-    assert set(registered_rules()) == set(RULES)
+    assert [info.code for info in registered_rules()] == [rule.code for rule in RULES]
+    assert [info.load() for info in registered_rules()] == list(RULES)

@@ -15,15 +15,25 @@ PROBE = """
 import sys
 from rlguard.cli import main
 code = main(sys.argv[1:])
+print("RULES:" + ",".join(sorted(m.rpartition(".")[2] for m in sys.modules if m.startswith("rlguard.rules.rlg"))))
 print("LIBCST:" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] == "libcst")))
 """
 
 
-def loaded_libcst(tree, *args: str) -> bool:
+def _probe(tree, *args: str) -> dict[str, list[str]]:
     result = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=tree.root, capture_output=True, text=True)
-    last = result.stdout.strip().splitlines()[-1]
-    assert last.startswith("LIBCST:"), result.stdout + result.stderr
-    return last != "LIBCST:"
+    lines = result.stdout.strip().splitlines()[-2:]
+    assert [line.partition(":")[0] for line in lines] == ["RULES", "LIBCST"], result.stdout + result.stderr
+    return {key: [name for name in names.split(",") if name] for key, _, names in (line.partition(":") for line in lines)}
+
+
+def loaded_libcst(tree, *args: str) -> bool:
+    return bool(_probe(tree, *args)["LIBCST"])
+
+
+def loaded_rules(tree, *args: str) -> list[str]:
+    """The rule modules a run imported, by module name."""
+    return _probe(tree, *args)["RULES"]
 
 
 def test_a_file_the_prefilter_clears_needs_no_libcst(tree):
@@ -46,3 +56,13 @@ def test_rule_metadata_and_docs_load_without_libcst(tree):
                              "print('libcst' in sys.modules)"], capture_output=True, text=True)
     lines = result.stdout.strip().splitlines()
     assert lines[-1] == "False" and "RLG004" in lines[0], result.stdout + result.stderr
+
+
+def test_rule_modules_load_only_for_a_file_that_needs_their_visitor(tree):
+    tree.write("plain.py", "import os\n\nprint(os.getcwd())\n")
+    tree.write("old.py", OLD_IMPORT)
+    cache = ["--cache-dir", os.path.join(tree.root, "cache")]
+    assert loaded_rules(tree, "check", *cache, "plain.py") == []  # the pre-filter clears it
+    parsed = loaded_rules(tree, "check", *cache, "old.py")  # RLG006's visitor is needed; RLG003's (json) is not
+    assert "rlg006_removed_collector_name" in parsed and "rlg003_tensor_in_json" not in parsed
+    assert loaded_rules(tree, "check", *cache, "old.py") == []  # served from the cache

@@ -1,0 +1,87 @@
+"""The rule catalog: what the engine knows of each rule before loading it.
+
+Selecting, configuring and pre-filtering rules needs only their metadata (code, name, options,
+the torchrl versions they apply to, their pre-filter tokens). The rules package reads it from a
+generated file and registers it here on import, so a run imports a rule's module, and libcst,
+only for a file that needs the rule's visitor. This module imports no dataclass machinery:
+a run served from the cache pays for as little as it can.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterable
+
+if TYPE_CHECKING:
+    from rlguard.engine.rule_api import Rule
+
+TokenGroups = tuple[tuple[str, ...], ...]
+
+
+class Option(NamedTuple):
+    """One setting of a rule, under ``[tool.rlguard.rules.CODE]``."""
+
+    name: str
+    kind: type  # list, str, int or bool
+    default: Any
+    description: str
+
+
+class RuleInfo:
+    """What the engine knows of a rule before loading it: its metadata, and where its class lives.
+
+    It answers as the rule class does (``applies_to``, ``prefilter_tokens``, ``default_options``);
+    ``load`` imports the rule's module. It pickles as data, so workers get it whatever their start method.
+    """
+
+    __slots__ = ("code", "name", "summary", "options", "min_target", "token_steps", "class_roots", "class_group",
+                 "module", "qualname")
+
+    def __init__(self, code: str, name: str, summary: str, options: tuple[Option, ...],
+                 min_target: tuple[int, ...] | None, token_steps: tuple[tuple[tuple[int, ...], TokenGroups], ...],
+                 class_roots: frozenset[str], class_group: int, module: str, qualname: str) -> None:
+        self.code, self.name, self.summary, self.options = code, name, summary, options
+        self.min_target, self.class_roots, self.class_group = min_target, class_roots, class_group
+        # (lowest target, groups) pairs in ascending order: the pre-filter groups from that version on.
+        self.token_steps = token_steps
+        self.module, self.qualname = module, qualname
+
+    def __repr__(self) -> str:
+        return f"RuleInfo({self.code} {self.name})"
+
+    def applies_to(self, target: tuple[int, ...]) -> bool:
+        return self.min_target is None or target >= self.min_target
+
+    def prefilter_tokens(self, target: tuple[int, ...]) -> TokenGroups:
+        groups: TokenGroups = ()
+        for since, step in self.token_steps:
+            if target >= since:
+                groups = step
+        return groups
+
+    def default_options(self) -> dict[str, Any]:
+        return {option.name: option.default for option in self.options}
+
+    def load(self) -> type[Rule]:
+        """The rule class (its module is imported on first use)."""
+        rule = getattr(importlib.import_module(self.module), self.qualname)
+        if rule.code != self.code:
+            raise ImportError(f"the rule catalog is stale: {self.module}.{self.qualname} is {rule.code}, not {self.code}")
+        return rule
+
+
+_REGISTRY: dict[str, RuleInfo] = {}
+
+
+def register_rules(rules: Iterable[RuleInfo]) -> None:
+    """Called by the rules package on import with its catalog; codes are unique."""
+    for rule in rules:
+        known = _REGISTRY.setdefault(rule.code, rule)
+        if (known.module, known.qualname) != (rule.module, rule.qualname):
+            raise ImportError(f"rule code {rule.code} is defined twice ({known.module}, {rule.module})")
+
+
+def registered_rules() -> tuple[RuleInfo, ...]:
+    """Every registered rule's metadata, by code."""
+    return tuple(_REGISTRY[code] for code in sorted(_REGISTRY))
