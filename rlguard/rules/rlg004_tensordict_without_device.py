@@ -108,7 +108,14 @@ class TensorDictWithoutDevice(Rule):
         "`EnvBase` are not transforms). The rule looks where a transform builds its output: the methods "
         "torchrl calls with the data (`_call`, `forward`, `_reset`, `_step`, `_inv_call`, `inv`, ...), the "
         "helpers of the same class whose result they return, and any function or lambda passed as "
-        "`transform=` to a `torchrl.data` replay buffer. The `whole-transform` option extends it to the "
+        "`transform=` to a `torchrl.data` replay buffer. What such a place returns from a function of the "
+        "project (in the same file or another) or a method of another project class is followed too: when "
+        "every `return` of that factory gives a `TensorDict(...)` (or `TensorDict.from_dict(...)`) it builds "
+        "with no device, directly, through a name bound once, through methods that keep the device "
+        "(`.clone()`, `.select(...)`) or through another such factory, the call in the transform is reported "
+        "and the message names the factory's file and line. A factory that is given the device and passes "
+        "it, returns `.to(device)`, has returns that differ, may end without returning, or calls itself is "
+        "not reported; nor is a function the project does not define. The `whole-transform` option extends it to the "
         "whole class (`__init__`, other helpers). A call with `**kwargs` may carry a device and is not "
         "reported; `device=None` written out is.\n\n"
         "Not reported, because the device-less TensorDict is not what goes downstream: one given a device "
@@ -130,7 +137,9 @@ class TensorDictWithoutDevice(Rule):
         "(`td[\"obs\"]`, `td.get(\"obs\")`, or a nested dict or TensorDict of such reads), and uses that "
         "parameter: those tensors are already on its device, and when its device is None nothing changes. "
         "It is unsafe otherwise: values computed elsewhere, or entries added later, are moved to the "
-        "parameter's device once the TensorDict has one."
+        "parameter's device once the TensorDict has one.\n\n"
+        "A TensorDict built in a project factory the transform calls gets no fix: the change belongs in the "
+        "factory, which other callers may share, so the finding names where the factory builds it."
     )
     options = (
         Option(
@@ -284,6 +293,20 @@ class TensorDictWithoutDevice(Rule):
             "device=data.device)\n",
             note="A helper whose result a data method returns builds the output too; its parameter "
             "annotated `TensorDictBase` gives the fix its device.",
+        ),
+        Example(
+            "from torchrl.envs import Transform\n\nfrom example_helpers import build_pair\n\n\n"
+            "class PairUp(Transform):\n"
+            "    def _call(self, next_tensordict):\n"
+            "        return build_pair(next_tensordict)\n",
+            files={"example_helpers.py": "from tensordict import TensorDict\n\n\n"
+                   "def build_pair(td):\n"
+                   "    return TensorDict({\"obs\": td[\"obs\"], \"next_obs\": td[\"next\", \"obs\"]}, "
+                   "batch_size=td.batch_size)\n"},
+            message="built without a device (at example_helpers.py:4)",
+            note="A factory of the project, here in another file, builds the transform's output: reported at "
+            "the call, naming where the factory builds it. No automatic fix: give the TensorDict a device in "
+            "the factory.",
         ),
         Example(
             "from tensordict import TensorDict\nfrom torchrl.envs import Transform\n\n\n"
