@@ -115,8 +115,8 @@ class TensorDictWithoutDevice(Rule):
         "(`.clone()`, `.select(...)`) or through another such factory, the call in the transform is reported "
         "and the message names the factory's file and line. A factory that is given the device and passes "
         "it, returns `.to(device)`, has returns that differ, may end without returning, or calls itself is "
-        "not reported; nor is a function the project does not define. The `whole-transform` option extends it to the "
-        "whole class (`__init__`, other helpers). A call with `**kwargs` may carry a device and is not "
+        "not reported; nor is a function the project does not define. The `whole-transform` option extends "
+        "it to the whole class (`__init__`, other helpers). A call with `**kwargs` may carry a device and is not "
         "reported; `device=None` written out is.\n\n"
         "Not reported, because the device-less TensorDict is not what goes downstream: one given a device "
         "right away (`TensorDict(...).to(device)`); one set or merged straight into another TensorDict "
@@ -409,7 +409,7 @@ class TensorDictWithoutDevice(Rule):
         self._in_return += 1
         if node.value is not None:
             self._returned |= self._roots(node.value, id(self.ctx.scope_node))
-            self._factory_call(self.ctx.value_of(node.value))
+            self._factory_call(self._bound_once(node.value))
         cls = self.ctx.current_class
         method = self._current_method()
         if cls is None or method is None or node.value is None:
@@ -502,6 +502,14 @@ class TensorDictWithoutDevice(Rule):
         if factory is not None and may_be_project(factory) and not is_tensordict_class(factory):
             self._add_candidate(node, False, factory)
             self._returned.add(id(node))
+
+    def _bound_once(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``out`` in ``out = build(td); return out``: the value of a name bound once in its scope (a name
+        bound on several paths may hold either value: left as it is)."""
+        binding = self.ctx.lookup(node.value) if isinstance(node, cst.Name) else None
+        if binding is None or binding.opaque or binding.value is None or binding.previous is not None:
+            return node
+        return binding.value
 
     def _add_candidate(self, node: cst.Call, written_none: bool, factory: str | None) -> None:
         cls = self.ctx.current_class

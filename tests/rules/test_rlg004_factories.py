@@ -204,3 +204,15 @@ def test_the_flagged_buffer_transform_gives_device_less_samples(tmp_path):
     sample = rb.sample()
     assert sample.device is None
     assert sample["next_obs"].device == torch.device("cpu")  # every tensor is on the CPU; the TensorDict says None
+
+
+@pytest.mark.parametrize("body, flagged", [
+    ("pairs = build_pair(next_tensordict)\n        return pairs", True),
+    ("pairs = build_placed(next_tensordict, next_tensordict.device)\n        if self.raw:\n"
+     "            pairs = build_pair(next_tensordict)\n        return pairs", False),
+    ("return build_pair(next_tensordict).to(next_tensordict.device)", False),
+])
+def test_a_factory_result_bound_to_a_name(body, flagged):
+    source = ("from torchrl.envs import Transform\n\nfrom helpers import build_pair, build_placed\n\n\n"
+              f"class PairUp(Transform):\n    def _call(self, next_tensordict):\n        {body}\n")
+    assert len(findings(source, {"helpers.py": HELPERS})) == int(flagged)
