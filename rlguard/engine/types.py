@@ -168,13 +168,13 @@ def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> Leaf
     """The leaf kind a part has when its ``Leaf.when`` condition holds in the complete index; None when it
     does not hold."""
     if isinstance(condition, TensorAttr):
-        facts = _attr_facts(index, condition.cls, condition.attr, path)
+        facts = attr_facts(index, condition.cls, condition.attr, path)
         holds = any(fact.tensor or _returns_tensors(index, fact.callee, path) for fact in facts)
         return "tensor" if holds else None
     if isinstance(condition, TorchMethod):
         return "bulk" if index.method_owner(condition.cls, condition.method, near=path) is None else None
     if isinstance(condition, AttrTorchMethod):
-        for fact in _attr_facts(index, condition.cls, condition.attr, path):
+        for fact in attr_facts(index, condition.cls, condition.attr, path):
             if fact.callee is not None and (
                 _plain_state(fact.callee) or index.method_owner(fact.callee, condition.method, near=path) is not None
             ):
@@ -255,7 +255,7 @@ def is_tensordict_class(qualname: str) -> bool:
     return qualname.startswith("tensordict.") and model().class_name(qualname) == model().class_name("tensordict.TensorDict")
 
 
-def _attr_facts(index: ProjectIndex, cls: str, attr: str, path: str) -> list[AttrFact]:
+def attr_facts(index: ProjectIndex, cls: str, attr: str, path: str) -> list[AttrFact]:
     """Assignments of ``self.attr`` in the first class of the ancestry that makes any."""
     for _, facts in index.ancestry(cls, near=path):
         if facts is not None and attr in facts.attrs:

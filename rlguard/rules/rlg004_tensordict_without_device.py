@@ -20,7 +20,7 @@ from rlguard.rules.data import (
     is_torchrl_transform,
     torchrl_transform_names,
 )
-from rlguard.engine.types import has_star_kwargs, is_none, keyword, may_be_project, positional
+from rlguard.engine.types import attr_facts, has_star_kwargs, is_none, keyword, may_be_project, positional
 
 # Keywords of the TensorDict constructor that are not entries of the new TensorDict.
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})
@@ -69,8 +69,9 @@ class UnplacedFactory(Requirement):
     """Every return of the project function or method ``factory`` gives a TensorDict built with no
     device (``ProjectIndex.unplaced_tensordict``), and ``transform`` (when given) is a torchrl Transform."""
 
-    factory: str
+    factory: str  # a qualified name; with ``member``, the name of the method called on it
     transform: str | None
+    member: tuple[str, str] | None = None  # (class, attribute): the method is called on ``self.<attribute>``
 
 
 @dataclass
@@ -88,6 +89,7 @@ class _Candidate:
     class_fix: Fix | None  # when the enclosing method's TensorDict parameter is known
     function_fix: Fix | None  # when the innermost function is a replay-buffer transform
     factory: str | None = None  # a call of this project function or method, whose result is returned
+    member: tuple[str, str] | None = None  # (class, attribute) when the method is called on ``self.<attribute>``
 
 
 class TensorDictWithoutDevice(Rule):
@@ -497,6 +499,11 @@ class TensorDictWithoutDevice(Rule):
             receiver = node.func.value
             if isinstance(receiver, cst.Name) and receiver.value == self.ctx.self_name():
                 return
+            attr, cls = self.ctx.is_self_attr(receiver), self.ctx.current_class
+            if attr is not None and cls is not None:  # ``self.pairer.build(td)``: the index knows ``self.pairer``
+                self._add_candidate(node, False, node.func.attr.value, (cls.qualname, attr))
+                self._returned.add(id(node))
+                return
             owner = self.ctx.class_of(receiver)
             factory = f"{owner}.{node.func.attr.value}" if owner is not None else None
         if factory is not None and may_be_project(factory) and not is_tensordict_class(factory):
@@ -511,7 +518,8 @@ class TensorDictWithoutDevice(Rule):
             return node
         return binding.value
 
-    def _add_candidate(self, node: cst.Call, written_none: bool, factory: str | None) -> None:
+    def _add_candidate(self, node: cst.Call, written_none: bool, factory: str | None,
+                       member: tuple[str, str] | None = None) -> None:
         cls = self.ctx.current_class
         method = self._enclosing_method()
         called_class = cls.qualname if cls is not None and method is not None and method.name.value == "__call__" \
@@ -538,6 +546,7 @@ class TensorDictWithoutDevice(Rule):
                 class_fix=self._fix(node, self._method_parameters()) if direct and factory is None else None,
                 function_fix=self._fix(node, self._function_parameters()) if factory is None else None,
                 factory=factory,
+                member=member,
             )
         )
         self._by_id[id(node)] = self._candidates[-1]
@@ -570,10 +579,10 @@ class TensorDictWithoutDevice(Rule):
         if buffer is not None:
             where, owner = buffer
             message = f"{head}, in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
-            requires = (UnplacedFactory(candidate.factory, None),)
+            requires = (UnplacedFactory(candidate.factory, None, candidate.member),)
         elif candidate.class_qualname is not None and self._builds_output(candidate):
             message = f"{head}, in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
-            requires = (UnplacedFactory(candidate.factory, candidate.class_qualname),)
+            requires = (UnplacedFactory(candidate.factory, candidate.class_qualname, candidate.member),)
         else:
             return
         self.report(candidate.call, message, remedy=_FACTORY_ADVICE, requires=requires)
@@ -615,7 +624,8 @@ class TensorDictWithoutDevice(Rule):
             if requirement.transform is not None and not index.derives_from(requirement.transform, is_torchrl_transform,
                                                                              near=path):
                 return None
-            builder = index.unplaced_tensordict(requirement.factory, path)
+            factory = _member_method(requirement, index, path) if requirement.member else requirement.factory
+            builder = index.unplaced_tensordict(factory, path) if factory is not None else None
             if builder is None:
                 return None
             name = builder.qualname.rpartition(".")[2]
@@ -699,6 +709,19 @@ class TensorDictWithoutDevice(Rule):
         description = (f"Add `device={param}.device`; unsafe: values that do not come from `{param}` "
                        f"(or are added later) are then moved to its device")
         return Fix("unsafe", description, (edit,))
+
+
+def _member_method(requirement: UnplacedFactory, index: ProjectIndex, path: str) -> str | None:
+    """``module.Pairer.build`` for ``self.pairer.build``: every assignment of ``self.pairer`` builds one
+    class (or calls one factory of the project that builds it); None otherwise."""
+    assert requirement.member is not None
+    callees = {fact.callee for fact in attr_facts(index, *requirement.member, path)}
+    if len(callees) != 1 or None in callees:
+        return None
+    callee = callees.pop()
+    assert callee is not None
+    built = index.built_class(callee, path)
+    return f"{built[0] if built else callee}.{requirement.factory}"
 
 
 def _definition(function: FunctionFacts) -> str:

@@ -216,3 +216,36 @@ def test_a_factory_result_bound_to_a_name(body, flagged):
     source = ("from torchrl.envs import Transform\n\nfrom helpers import build_pair, build_placed\n\n\n"
               f"class PairUp(Transform):\n    def _call(self, next_tensordict):\n        {body}\n")
     assert len(findings(source, {"helpers.py": HELPERS})) == int(flagged)
+
+
+MEMBER = '''\
+from torchrl.envs import Transform
+
+from helpers import Pairer
+
+
+class Other:
+    def build(self, td):
+        return td
+
+
+class PairUp(Transform):
+    def __init__(self, raw):
+        super().__init__()
+        self.pairer = Pairer()
+        {extra}
+
+    def _call(self, next_tensordict):
+        return self.pairer.{method}(next_tensordict)
+'''
+
+
+@pytest.mark.parametrize("extra, method, flagged", [
+    ("pass", "build", True),
+    ("pass", "placed", False),
+    ("if raw:\n            self.pairer = Other()", "build", False),  # either class: unknown
+])
+def test_a_method_of_a_member(extra, method, flagged):
+    found = findings(MEMBER.format(extra=extra, method=method), {"helpers.py": HELPERS})
+    assert len(found) == int(flagged)
+    assert all("built without a device (at helpers.py:" in message for message in found)
