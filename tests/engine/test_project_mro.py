@@ -11,10 +11,8 @@ import textwrap
 
 import pytest
 
-from rlguard.config import Config
-from rlguard.engine.runner import RunOptions, analyze_project
-from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
 from rlguard.testing import check_source
+from tests.helpers import analyzed_project
 
 DIAMOND = textwrap.dedent("""\
     from torchrl.modules import LSTMModule
@@ -42,8 +40,7 @@ def rlg(code: str, source: str, files: dict[str, str] | None = None) -> list:
 def index_of(tmp_path, files: dict[str, str]):
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
-    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    project = analyzed_project(tmp_path)
     return project.index, str(tmp_path / next(iter(files)))
 
 

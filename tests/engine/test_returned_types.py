@@ -11,9 +11,7 @@ import textwrap
 
 import pytest
 
-from rlguard.config import Config
-from rlguard.engine.runner import RunOptions, analyze_project
-from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
+from tests.helpers import analyzed_project
 
 FACTORIES = textwrap.dedent("""\
     import torch
@@ -110,8 +108,7 @@ FACTORIES = textwrap.dedent("""\
 def index(tmp_path_factory):
     root = tmp_path_factory.mktemp("returns")
     (root / "m.py").write_text(FACTORIES)
-    project = analyze_project([str(root)], Config(root=str(root)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    project = analyzed_project(root)
     return project.index, str(root / "m.py")
 
 
@@ -213,6 +210,5 @@ def test_decorators_that_keep_the_result(tmp_path, decorator, kind):
               f"class Net:\n    {decorator.replace(chr(10), chr(10) + '    ')}def value(self):\n"
               "        return torch.zeros(3)\n")
     (tmp_path / "m.py").write_text(source)
-    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    project = analyzed_project(tmp_path)
     assert project.index.returned_kind("m.Net.value", str(tmp_path / "m.py")) == kind

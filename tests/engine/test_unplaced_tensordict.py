@@ -8,9 +8,7 @@ import textwrap
 
 import pytest
 
-from rlguard.config import Config
-from rlguard.engine.runner import RunOptions, analyze_project
-from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
+from tests.helpers import analyzed_project
 
 FACTORIES = textwrap.dedent("""\
     from tensordict import TensorDict
@@ -80,8 +78,7 @@ FACTORIES = textwrap.dedent("""\
 def index(tmp_path_factory):
     root = tmp_path_factory.mktemp("unplaced")
     (root / "m.py").write_text(FACTORIES)
-    project = analyze_project([str(root)], Config(root=str(root)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    project = analyzed_project(root)
     return project.index, str(root / "m.py")
 
 
