@@ -42,3 +42,10 @@ def analyzed_project(root, paths=None, target=None):
 
     return analyze_project([str(path) for path in (paths or [root])], Config(root=str(root)),
                            RunOptions(jobs=1, use_cache=False), target or Target(NEWEST_KNOWN_TORCHRL, "default"))
+
+
+def index_of(root, files: dict[str, str]):
+    """The project index over ``files`` (name: source) written under ``root``, and the first file's path."""
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+    return analyzed_project(root).index, str(root / next(iter(files)))

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import analyzed_project
+from tests.helpers import analyzed_project, index_of
 
 FACTORIES = textwrap.dedent("""\
     import torch
@@ -106,10 +106,7 @@ FACTORIES = textwrap.dedent("""\
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
-    root = tmp_path_factory.mktemp("returns")
-    (root / "m.py").write_text(FACTORIES)
-    project = analyzed_project(root)
-    return project.index, str(root / "m.py")
+    return index_of(tmp_path_factory.mktemp("returns"), {"m.py": FACTORIES})
 
 
 @pytest.mark.parametrize(("name", "kind"), [

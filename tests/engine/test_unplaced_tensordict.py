@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import analyzed_project
+from tests.helpers import index_of
 
 FACTORIES = textwrap.dedent("""\
     from tensordict import TensorDict
@@ -76,10 +76,7 @@ FACTORIES = textwrap.dedent("""\
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
-    root = tmp_path_factory.mktemp("unplaced")
-    (root / "m.py").write_text(FACTORIES)
-    project = analyzed_project(root)
-    return project.index, str(root / "m.py")
+    return index_of(tmp_path_factory.mktemp("unplaced"), {"m.py": FACTORIES})
 
 
 @pytest.mark.parametrize(("name", "builder"), [
