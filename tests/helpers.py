@@ -31,3 +31,21 @@ class Tree:
         return subprocess.run([sys.executable, "-m", "rlguard", *args], cwd=cwd or self.root,
                               capture_output=True, text=True, timeout=300)
 
+
+
+def analyzed_project(root, paths=None, target=None):
+    """The engine's whole-project pass (no cache, one process) over ``paths`` (default: ``root``),
+    configured at ``root``: for tests that ask the project index directly."""
+    from rlguard.config import Config
+    from rlguard.engine.runner import RunOptions, analyze_project
+    from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
+
+    return analyze_project([str(path) for path in (paths or [root])], Config(root=str(root)),
+                           RunOptions(jobs=1, use_cache=False), target or Target(NEWEST_KNOWN_TORCHRL, "default"))
+
+
+def index_of(root, files: dict[str, str]):
+    """The project index over ``files`` (name: source) written under ``root``, and the first file's path."""
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+    return analyzed_project(root).index, str(root / next(iter(files)))

@@ -69,6 +69,8 @@ class Returned(NamedTuple):
     # The class the value is an instance of (the call that built it, or its annotation), or the project
     # function or method whose result it is (followed through the index); None when unknown.
     built: str | None = None
+    # The value is a TensorDict built in this function with no device (see ``engine.types.unplaced_tensordict``).
+    unplaced: bool = False
 
 
 class FunctionFacts:
@@ -217,6 +219,24 @@ class ProjectIndex:
                 return None
             kinds.add(kind)
         return kinds.pop() if len(kinds) == 1 else None
+
+    def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:
+        """The project function that builds the TensorDict with no device that every ``return`` of the
+        project function or method ``qualname`` gives, itself or through other factories; None when any
+        return is something else or unknown (recursion and cycles count as unknown)."""
+        function = self.get_function(qualname, near)
+        if function is None or function.opaque or not function.typed or function.qualname in seen \
+                or len(seen) > _MAX_FOLLOWED:
+            return None
+        builder = None
+        for returned in function.typed:
+            found = function if returned.unplaced else None
+            if found is None and returned.built is not None:
+                found = self.unplaced_tensordict(returned.built, function.path, seen + (function.qualname,))
+            if found is None:
+                return None
+            builder = builder or found
+        return builder
 
     def _find(self, table: str, qualname: str, near: str) -> Any | None:
         for _ in range(8):  # re-export chains are short; this bounds cycles

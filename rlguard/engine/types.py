@@ -168,13 +168,13 @@ def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> Leaf
     """The leaf kind a part has when its ``Leaf.when`` condition holds in the complete index; None when it
     does not hold."""
     if isinstance(condition, TensorAttr):
-        facts = _attr_facts(index, condition.cls, condition.attr, path)
+        facts = attr_facts(index, condition.cls, condition.attr, path)
         holds = any(fact.tensor or _returns_tensors(index, fact.callee, path) for fact in facts)
         return "tensor" if holds else None
     if isinstance(condition, TorchMethod):
         return "bulk" if index.method_owner(condition.cls, condition.method, near=path) is None else None
     if isinstance(condition, AttrTorchMethod):
-        for fact in _attr_facts(index, condition.cls, condition.attr, path):
+        for fact in attr_facts(index, condition.cls, condition.attr, path):
             if fact.callee is not None and (
                 _plain_state(fact.callee) or index.method_owner(fact.callee, condition.method, near=path) is not None
             ):
@@ -185,10 +185,10 @@ def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> Leaf
 
 def _returns_tensors(index: ProjectIndex, callee: str | None, path: str) -> bool:
     """``self.w = init_weights()``: a project function whose every return is tensor-valued."""
-    return callee is not None and _may_be_project(callee) and index.returned_kind(callee, path) in _HOLDS_TENSORS
+    return callee is not None and may_be_project(callee) and index.returned_kind(callee, path) in _HOLDS_TENSORS
 
 
-def _may_be_project(qualname: str) -> bool:
+def may_be_project(qualname: str) -> bool:
     """A callable that may be the project's own: not a builtin, nor of the standard library or a
     library the API model covers (those are typed by the model, or unknown)."""
     top = qualname.partition(".")[0]
@@ -208,10 +208,54 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext) -> Returned:
     if kind is None and _is_container(ctx.value_of(node)) and any(
             leaf.certain for leaf in inference.leaves(node, {}, 0, (), (), True, True)):
         kind = "holds"
-    return Returned(kind, ctx.class_of(node))
+    return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx))
 
 
-def _attr_facts(index: ProjectIndex, cls: str, attr: str, path: str) -> list[AttrFact]:
+# Methods of a TensorDict that give a TensorDict on the same device as the receiver (None stays None).
+_KEEPS_DEVICE = frozenset({"clone", "select", "exclude", "copy", "contiguous", "detach", "unsqueeze", "squeeze",
+                           "reshape", "view", "flatten_keys", "unflatten_keys"})
+
+
+def unplaced_tensordict(node: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> bool:
+    """Whether ``node`` certainly is a TensorDict built right here with no device: ``TensorDict(...)`` or
+    ``TensorDict.from_dict(...)`` without ``device=`` (or with ``device=None``), through names bound once
+    in the scope and methods that keep the device (``.clone()``, ``.select(...)``). A ``.to(...)``, a
+    ``**kwargs`` that may carry a device, a name bound twice: not certain, so False."""
+    while isinstance(node, cst.Name) and depth <= MAX_DEPTH:
+        binding = ctx.lookup(node.value)
+        if binding is None or binding.opaque or binding.value is None or binding.previous is not None:
+            return False
+        node, depth = binding.value, depth + 1
+    if not isinstance(node, cst.Call) or depth > MAX_DEPTH:
+        return False
+    called = method_call(node)
+    callee = ctx.callee(node)
+    if callee is None and called is not None:
+        return called[1] in _KEEPS_DEVICE and unplaced_tensordict(called[0], ctx, depth + 1)
+    if callee is None or has_star_kwargs(node) or any(arg.star for arg in node.args):
+        return False
+    owner, _, method = callee.rpartition(".")
+    device = keyword(node, "device")
+    if device is not None:
+        return is_none(device.value)
+    if is_tensordict_class(callee):
+        args = positional(node)
+        return len(args) < 3 or is_none(args[2].value)
+    return method == "from_dict" and is_tensordict_class(owner) and len(positional(node)) <= 1
+
+
+# torchrl.data exported TensorDict in torchrl's first releases, before tensordict was its own package.
+_OLD_TENSORDICT_PATHS = frozenset({"torchrl.data.TensorDict"})
+
+
+def is_tensordict_class(qualname: str) -> bool:
+    """The ``TensorDict`` class itself (not another TensorDict type), under any of its import paths."""
+    if qualname in _OLD_TENSORDICT_PATHS:
+        return True
+    return qualname.startswith("tensordict.") and model().class_name(qualname) == model().class_name("tensordict.TensorDict")
+
+
+def attr_facts(index: ProjectIndex, cls: str, attr: str, path: str) -> list[AttrFact]:
     """Assignments of ``self.attr`` in the first class of the ancestry that makes any."""
     for _, facts in index.ancestry(cls, near=path):
         if facts is not None and attr in facts.attrs:
@@ -506,7 +550,7 @@ class _Inference:
 
     def project_call(self, qualname: str) -> _Typed:
         """What a call of a project function or method gives: asked of the complete index (deferred only)."""
-        if not self.deferred or not _may_be_project(qualname):
+        if not self.deferred or not may_be_project(qualname):
             return None
         return ValueType("returned"), frozenset({Returns(qualname)})
 

@@ -18,6 +18,7 @@ from rlguard.engine.apimodel import KIND_PACKAGES, class_names, model
 
 # The default target lives in the engine; rules and tests read it here too.
 from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL
+from rlguard.engine.types import is_tensordict_class as is_tensordict_class
 from rlguard.engine.target import REMOVED_API_FILE as REMOVED_API_FILE, removed_api_table
 
 # Collector renames (0.11), with the old names removed in 0.13.
@@ -271,17 +272,6 @@ def trainer_hooks_for(target: tuple[int, ...]) -> tuple[str, ...]:
         if target >= since:
             return hooks
     return TRAINER_HOOKS_ORIGINAL
-
-
-# torchrl.data exported TensorDict in torchrl's first releases, before tensordict was its own package.
-_OLD_TENSORDICT_PATHS = frozenset({"torchrl.data.TensorDict"})
-
-
-def is_tensordict_class(qualname: str) -> bool:
-    """The ``TensorDict`` class itself, under any of its import paths."""
-    if qualname in _OLD_TENSORDICT_PATHS:
-        return True
-    return qualname.startswith("tensordict.") and model().class_name(qualname) == model().class_name("tensordict.TensorDict")
 
 
 def is_torchrl_transform(qualname: str) -> bool:

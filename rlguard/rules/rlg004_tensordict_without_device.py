@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Mapping
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Edit, Fix, Requirement
-from rlguard.engine.index import ProjectIndex
+from rlguard.engine.findings import Edit, Fix, Requirement, display_path
+from rlguard.engine.index import FunctionFacts, ProjectIndex
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
     TRANSFORM_TENSORDICT_METHODS,
@@ -19,7 +20,7 @@ from rlguard.rules.data import (
     is_torchrl_transform,
     torchrl_transform_names,
 )
-from rlguard.engine.types import has_star_kwargs, is_none, keyword, positional
+from rlguard.engine.types import attr_facts, has_star_kwargs, is_none, keyword, may_be_project, positional
 
 # Keywords of the TensorDict constructor that are not entries of the new TensorDict.
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})
@@ -42,6 +43,8 @@ _NOT_DATA_METHODS = frozenset(
 )
 
 _WHY_DOWNSTREAM = "device and pinned-memory logic skip it"
+_FACTORY_ADVICE = ("give the TensorDict a device where the factory builds it (e.g. `device=td.device`, or a "
+                   "`device` argument the transform passes)")
 _ADVICE = ("pass the device of the data it is built from (e.g. `device=td.device`); TensorDicts whose device "
            "is None are the root of the pinned-buffer bug")
 
@@ -61,6 +64,16 @@ class IsTransform(Requirement):
     qualname: str
 
 
+@dataclass(frozen=True)
+class UnplacedFactory(Requirement):
+    """Every return of the project function or method ``factory`` gives a TensorDict built with no
+    device (``ProjectIndex.unplaced_tensordict``), and ``transform`` (when given) is a torchrl Transform."""
+
+    factory: str  # a qualified name; with ``member``, the name of the method called on it
+    transform: str | None
+    member: tuple[str, str] | None = None  # (class, attribute): the method is called on ``self.<attribute>``
+
+
 @dataclass
 class _Candidate:
     """A device-less ``TensorDict(...)`` seen in a place that may make it a finding."""
@@ -75,6 +88,8 @@ class _Candidate:
     called_class: str | None  # the class whose ``__call__`` the call is in
     class_fix: Fix | None  # when the enclosing method's TensorDict parameter is known
     function_fix: Fix | None  # when the innermost function is a replay-buffer transform
+    factory: str | None = None  # a call of this project function or method, whose result is returned
+    member: tuple[str, str] | None = None  # (class, attribute) when the method is called on ``self.<attribute>``
 
 
 class TensorDictWithoutDevice(Rule):
@@ -95,8 +110,15 @@ class TensorDictWithoutDevice(Rule):
         "`EnvBase` are not transforms). The rule looks where a transform builds its output: the methods "
         "torchrl calls with the data (`_call`, `forward`, `_reset`, `_step`, `_inv_call`, `inv`, ...), the "
         "helpers of the same class whose result they return, and any function or lambda passed as "
-        "`transform=` to a `torchrl.data` replay buffer. The `whole-transform` option extends it to the "
-        "whole class (`__init__`, other helpers). A call with `**kwargs` may carry a device and is not "
+        "`transform=` to a `torchrl.data` replay buffer. What such a place returns from a function of the "
+        "project (in the same file or another) or a method of another project class is followed too: when "
+        "every `return` of that factory gives a `TensorDict(...)` (or `TensorDict.from_dict(...)`) it builds "
+        "with no device, directly, through a name bound once, through methods that keep the device "
+        "(`.clone()`, `.select(...)`) or through another such factory, the call in the transform is reported "
+        "and the message names the factory's file and line. A factory that is given the device and passes "
+        "it, returns `.to(device)`, has returns that differ, may end without returning, or calls itself is "
+        "not reported; nor is a function the project does not define. The `whole-transform` option extends "
+        "it to the whole class (`__init__`, other helpers). A call with `**kwargs` may carry a device and is not "
         "reported; `device=None` written out is.\n\n"
         "Not reported, because the device-less TensorDict is not what goes downstream: one given a device "
         "right away (`TensorDict(...).to(device)`); one set or merged straight into another TensorDict "
@@ -117,7 +139,9 @@ class TensorDictWithoutDevice(Rule):
         "(`td[\"obs\"]`, `td.get(\"obs\")`, or a nested dict or TensorDict of such reads), and uses that "
         "parameter: those tensors are already on its device, and when its device is None nothing changes. "
         "It is unsafe otherwise: values computed elsewhere, or entries added later, are moved to the "
-        "parameter's device once the TensorDict has one."
+        "parameter's device once the TensorDict has one.\n\n"
+        "A TensorDict built in a project factory the transform calls gets no fix: the change belongs in the "
+        "factory, which other callers may share, so the finding names where the factory builds it."
     )
     options = (
         Option(
@@ -128,7 +152,9 @@ class TensorDictWithoutDevice(Rule):
     )
     # A construction (`TensorDict(`, or an alias bound by `TensorDict as`), and a transform: a
     # replay buffer's `transform=` keyword, or (class_roots) a class deriving from a torchrl transform.
-    tokens = (("TensorDict(", "TensorDict (", "TensorDict as", "TensorDict.from_dict("), ("transform=", "transform ="))
+    # A transform may also return what a project factory builds (``return``, or a lambda's body).
+    tokens = (("TensorDict(", "TensorDict (", "TensorDict as", "TensorDict.from_dict(", "return", "lambda"),
+              ("transform=", "transform ="))
     class_roots = _TransformNames()  # a frozenset on the class, computed on first read
     class_group = 1
     valid = (
@@ -271,6 +297,20 @@ class TensorDictWithoutDevice(Rule):
             "annotated `TensorDictBase` gives the fix its device.",
         ),
         Example(
+            "from torchrl.envs import Transform\n\nfrom example_helpers import build_pair\n\n\n"
+            "class PairUp(Transform):\n"
+            "    def _call(self, next_tensordict):\n"
+            "        return build_pair(next_tensordict)\n",
+            files={"example_helpers.py": "from tensordict import TensorDict\n\n\n"
+                   "def build_pair(td):\n"
+                   "    return TensorDict({\"obs\": td[\"obs\"], \"next_obs\": td[\"next\", \"obs\"]}, "
+                   "batch_size=td.batch_size)\n"},
+            message="built without a device (at example_helpers.py:4)",
+            note="A factory of the project, here in another file, builds the transform's output: reported at "
+            "the call, naming where the factory builds it. No automatic fix: give the TensorDict a device in "
+            "the factory.",
+        ),
+        Example(
             "from tensordict import TensorDict\nfrom torchrl.envs import Transform\n\n\n"
             "class LastObs(Transform):\n"
             "    def __init__(self):\n"
@@ -318,6 +358,7 @@ class TensorDictWithoutDevice(Rule):
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._lambdas.append(node)
+        self._factory_call(node.body)
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._lambdas.pop()
@@ -370,6 +411,7 @@ class TensorDictWithoutDevice(Rule):
         self._in_return += 1
         if node.value is not None:
             self._returned |= self._roots(node.value, id(self.ctx.scope_node))
+            self._factory_call(self._bound_once(node.value))
         cls = self.ctx.current_class
         method = self._current_method()
         if cls is None or method is None or node.value is None:
@@ -439,12 +481,46 @@ class TensorDictWithoutDevice(Rule):
         return not (first is not None and first.startswith("torch.") and first != "torch.device")
 
     def _tensordict_call(self, node: cst.Call) -> None:
-        cls = self.ctx.current_class
-        if cls is None and not self._functions and not self._lambdas:
+        if self.ctx.current_class is None and not self._functions and not self._lambdas:
             return
         written_none = _device_missing(node)
         if written_none is None or id(node) in self._kept_elsewhere:
             return
+        self._add_candidate(node, written_none, None)
+
+    def _factory_call(self, node: cst.BaseExpression) -> None:
+        """A returned call of a project function or method (not one of the class's own, which the
+        rule follows itself): whether it gives a device-less TensorDict, the complete index says."""
+        if not isinstance(node, cst.Call) or (self.ctx.current_class is None and not self._functions
+                                              and not self._lambdas) or id(node) in self._by_id:
+            return
+        factory = self.ctx.callee(node)
+        if factory is None and isinstance(node.func, cst.Attribute):
+            receiver = node.func.value
+            if isinstance(receiver, cst.Name) and receiver.value == self.ctx.self_name():
+                return
+            attr, cls = self.ctx.is_self_attr(receiver), self.ctx.current_class
+            if attr is not None and cls is not None:  # ``self.pairer.build(td)``: the index knows ``self.pairer``
+                self._add_candidate(node, False, node.func.attr.value, (cls.qualname, attr))
+                self._returned.add(id(node))
+                return
+            owner = self.ctx.class_of(receiver)
+            factory = f"{owner}.{node.func.attr.value}" if owner is not None else None
+        if factory is not None and may_be_project(factory) and not is_tensordict_class(factory):
+            self._add_candidate(node, False, factory)
+            self._returned.add(id(node))
+
+    def _bound_once(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``out`` in ``out = build(td); return out``: the value of a name bound once in its scope (a name
+        bound on several paths may hold either value: left as it is)."""
+        binding = self.ctx.lookup(node.value) if isinstance(node, cst.Name) else None
+        if binding is None or binding.opaque or binding.value is None or binding.previous is not None:
+            return node
+        return binding.value
+
+    def _add_candidate(self, node: cst.Call, written_none: bool, factory: str | None,
+                       member: tuple[str, str] | None = None) -> None:
+        cls = self.ctx.current_class
         method = self._enclosing_method()
         called_class = cls.qualname if cls is not None and method is not None and method.name.value == "__call__" \
             else None
@@ -467,8 +543,10 @@ class TensorDictWithoutDevice(Rule):
                 functions=tuple(self._functions),
                 lambdas=tuple(id(lam) for lam in self._lambdas),
                 called_class=called_class,
-                class_fix=self._fix(node, self._method_parameters()) if direct else None,
-                function_fix=self._fix(node, self._function_parameters()),
+                class_fix=self._fix(node, self._method_parameters()) if direct and factory is None else None,
+                function_fix=self._fix(node, self._function_parameters()) if factory is None else None,
+                factory=factory,
+                member=member,
             )
         )
         self._by_id[id(node)] = self._candidates[-1]
@@ -480,7 +558,9 @@ class TensorDictWithoutDevice(Rule):
                 continue  # scratch or internal state, not what the transform hands on
             buffer = self._buffer_of(candidate)
             what = "`TensorDict(..., device=None)`" if candidate.written_none else "`TensorDict(...)` without a device"
-            if buffer is not None:
+            if candidate.factory is not None:
+                self._report_factory(candidate, buffer)
+            elif buffer is not None:
                 where, owner = buffer
                 message = f"{what} in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
                 direct = bool(candidate.functions) and where == candidate.functions[-1]
@@ -489,6 +569,23 @@ class TensorDictWithoutDevice(Rule):
                 message = f"{what} in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
                 self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.class_fix,
                             requires=(IsTransform(candidate.class_qualname),))
+
+    def _report_factory(self, candidate: _Candidate, buffer: tuple[str, str] | None) -> None:
+        """A returned call of a project factory: the finding stands if the index says every return of
+        the factory is a device-less TensorDict. No fix: the TensorDict is built in the factory."""
+        assert candidate.factory is not None
+        name = candidate.factory.rpartition(".")[2]
+        head = f"`{name}(...)` returns a `TensorDict` built without a device ({{built}})"
+        if buffer is not None:
+            where, owner = buffer
+            message = f"{head}, in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
+            requires = (UnplacedFactory(candidate.factory, None, candidate.member),)
+        elif candidate.class_qualname is not None and self._builds_output(candidate):
+            message = f"{head}, in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
+            requires = (UnplacedFactory(candidate.factory, candidate.class_qualname, candidate.member),)
+        else:
+            return
+        self.report(candidate.call, message, remedy=_FACTORY_ADVICE, requires=requires)
 
     def _builds_output(self, candidate: _Candidate) -> bool:
         """Whether the call is where the transform builds its output: in a method torchrl calls with the
@@ -523,6 +620,17 @@ class TensorDictWithoutDevice(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
+        if isinstance(requirement, UnplacedFactory):
+            if requirement.transform is not None and not index.derives_from(requirement.transform, is_torchrl_transform,
+                                                                             near=path):
+                return None
+            factory = _member_method(requirement, index, path) if requirement.member else requirement.factory
+            builder = index.unplaced_tensordict(factory, path) if factory is not None else None
+            if builder is None:
+                return None
+            name = builder.qualname.rpartition(".")[2]
+            through = "" if name == requirement.factory.rpartition(".")[2] else f"in `{name}` "
+            return {"built": f"{through}at {_definition(builder)}"}
         if not isinstance(requirement, IsTransform):
             return super().resolve(requirement, index, path, options)
         return {} if index.derives_from(requirement.qualname, is_torchrl_transform, near=path) else None
@@ -601,6 +709,31 @@ class TensorDictWithoutDevice(Rule):
         description = (f"Add `device={param}.device`; unsafe: values that do not come from `{param}` "
                        f"(or are added later) are then moved to its device")
         return Fix("unsafe", description, (edit,))
+
+
+def _member_method(requirement: UnplacedFactory, index: ProjectIndex, path: str) -> str | None:
+    """``module.Pairer.build`` for ``self.pairer.build``: every assignment of ``self.pairer`` builds one
+    class (or calls one factory of the project that builds it); None otherwise."""
+    assert requirement.member is not None
+    callees = {fact.callee for fact in attr_facts(index, *requirement.member, path)}
+    if len(callees) != 1 or None in callees:
+        return None
+    callee = callees.pop()
+    assert callee is not None
+    built = index.built_class(callee, path)
+    return f"{built[0] if built else callee}.{requirement.factory}"
+
+
+def _definition(function: FunctionFacts) -> str:
+    """``path:line`` of the function's ``def`` (the path as reports name files; the line when found)."""
+    name = function.qualname.rpartition(".")[2]
+    pattern = re.compile(rf"\s*(async\s+)?def\s+{re.escape(name)}\s*\(")
+    try:
+        with open(function.path, encoding="utf-8", errors="replace") as handle:
+            line = next((n for n, text in enumerate(handle, 1) if pattern.match(text)), 0)
+    except OSError:
+        line = 0
+    return f"{display_path(function.path)}:{line}" if line else display_path(function.path)
 
 
 def _device_missing(call: cst.Call) -> bool | None:

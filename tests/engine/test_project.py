@@ -12,8 +12,9 @@ import pytest
 from rlguard.config import Config
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.project import ModuleResolver, package_top, project_root, vendored_library
-from rlguard.engine.runner import RunOptions, analyze_project, check
+from rlguard.engine.runner import RunOptions, check
 from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
+from tests.helpers import analyzed_project
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 TARGET = Target(NEWEST_KNOWN_TORCHRL, "default")
@@ -172,7 +173,7 @@ def test_the_index_answers_from_the_asking_files_folder(tmp_path):
         "a/run.py": "from utils import Policy\n",
         "b/run.py": "from utils import Policy\n",
     })
-    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False), TARGET)
+    project = analyzed_project(tmp_path, target=TARGET)
     index = project.index
     assert index is not None
     near_a, near_b = str(tmp_path / "a" / "run.py"), str(tmp_path / "b" / "run.py")
@@ -251,8 +252,7 @@ def test_the_index_follows_re_exports_and_survives_cycles(tmp_path):
         "pkg/loop.py": "from pkg import Loop\n",  # a re-export that points back at itself
         "main.py": "",
     })
-    project = analyze_project([str(tmp_path / "main.py")], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
-                              TARGET)
+    project = analyzed_project(tmp_path, [tmp_path / "main.py"], target=TARGET)
     index = project.index
     near = str(tmp_path / "main.py")
     assert index.get_class("pkg.Thing", near).qualname == "pkg.b.Thing"

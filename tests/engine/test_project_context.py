@@ -10,6 +10,7 @@ import libcst as cst
 import rlguard.rules
 from rlguard.engine.context import FileContext
 from rlguard.engine.traversal import bookkeeping, walk
+from tests.helpers import analyzed_project
 
 RULES = pathlib.Path(rlguard.rules.__file__).parent
 
@@ -84,15 +85,11 @@ def test_cross_file_requirements_are_typed_objects(tmp_path):
     """What a pending finding waits on is a frozen dataclass of the rule, not a tuple of strings."""
     import dataclasses
 
-    from rlguard.config import Config
     from rlguard.engine.findings import Requirement
-    from rlguard.engine.runner import RunOptions, analyze_project
-    from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
 
     (tmp_path / "base.py").write_text("from torchrl.modules import LSTMModule\n\n\nclass Core(LSTMModule):\n    pass\n")
     (tmp_path / "use.py").write_text("from base import Core\n\ncore = Core()\ncore.set_recurrent_mode(True)\n")
-    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    project = analyzed_project(tmp_path)
     requires = [r for result in project.results for pending in result.pending for r in pending.requires]
     assert requires
     for requirement in requires:

@@ -11,10 +11,8 @@ import textwrap
 
 import pytest
 
-from rlguard.config import Config
-from rlguard.engine.runner import RunOptions, analyze_project
-from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
 from rlguard.testing import check_source
+from tests.helpers import index_of
 
 DIAMOND = textwrap.dedent("""\
     from torchrl.modules import LSTMModule
@@ -37,14 +35,6 @@ BUILD = 'core = {cls}(input_size=3, hidden_size=4, in_key="obs", out_key="h")\nc
 
 def rlg(code: str, source: str, files: dict[str, str] | None = None) -> list:
     return [f for f in check_source(source, select=[code], extra_files=files) if f.code == code]
-
-
-def index_of(tmp_path, files: dict[str, str]):
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
-    return project.index, str(tmp_path / next(iter(files)))
 
 
 def test_the_index_linearises_like_python(tmp_path):

@@ -11,9 +11,7 @@ import textwrap
 
 import pytest
 
-from rlguard.config import Config
-from rlguard.engine.runner import RunOptions, analyze_project
-from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, Target
+from tests.helpers import analyzed_project, index_of
 
 FACTORIES = textwrap.dedent("""\
     import torch
@@ -108,11 +106,7 @@ FACTORIES = textwrap.dedent("""\
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
-    root = tmp_path_factory.mktemp("returns")
-    (root / "m.py").write_text(FACTORIES)
-    project = analyze_project([str(root)], Config(root=str(root)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
-    return project.index, str(root / "m.py")
+    return index_of(tmp_path_factory.mktemp("returns"), {"m.py": FACTORIES})
 
 
 @pytest.mark.parametrize(("name", "kind"), [
@@ -213,6 +207,5 @@ def test_decorators_that_keep_the_result(tmp_path, decorator, kind):
               f"class Net:\n    {decorator.replace(chr(10), chr(10) + '    ')}def value(self):\n"
               "        return torch.zeros(3)\n")
     (tmp_path / "m.py").write_text(source)
-    project = analyze_project([str(tmp_path)], Config(root=str(tmp_path)), RunOptions(jobs=1, use_cache=False),
-                              Target(NEWEST_KNOWN_TORCHRL, "default"))
+    project = analyzed_project(tmp_path)
     assert project.index.returned_kind("m.Net.value", str(tmp_path / "m.py")) == kind

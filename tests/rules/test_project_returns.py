@@ -390,9 +390,7 @@ def test_the_flagged_payloads_raise_typeerror_and_the_near_misses_encode(tmp_pat
 
 # ----- RLG001: methods as factories -----
 
-def test_rlg001_a_policy_built_by_a_method_is_followed():
-    source = '''\
-        import copy
+LOCKED = '''\
         import threading
 
         from torch import nn
@@ -402,7 +400,12 @@ def test_rlg001_a_policy_built_by_a_method_is_followed():
             def __init__(self):
                 super().__init__()
                 self.lock = threading.Lock()
+'''
 
+def test_rlg001_a_policy_built_by_a_method_is_followed():
+    source = '''\
+        import copy
+''' + LOCKED + '''
 
         class Experiment:
             def build(self):
@@ -423,17 +426,8 @@ def test_rlg001_a_policy_built_by_a_method_is_followed():
 
 def test_rlg001_a_bound_method_given_as_policy_factory():
     source = '''\
-        import threading
-
-        from torch import nn
         from torchrl.collectors import Collector
-
-
-        class Locked(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.lock = threading.Lock()
-
+''' + LOCKED + '''
 
         class Experiment:
             def make_policy(self):

@@ -164,28 +164,22 @@ def test_a_buffer_dump_killed_at_every_write_loads_old_or_new(tmp_path: Path) ->
     assert outcomes == {"old", "new"}  # killed before the commit point, and after it
 
 
-def test_a_corrupt_sampler_file_leaves_the_buffer_unchanged(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("relative", "keep", "refusal"), [
+    # A short tree would put the new storage under the old priorities.
+    ("sampler/sumtree.memmap", 100, r"sumtree\.memmap \(field '_sum_tree'\): holds 100 bytes"),
+    # torchrl maps a short storage file without complaint: the buffer then held what followed it.
+    ("storage/obs.memmap", 50, r"obs\.memmap: holds 50 bytes, but meta\.json describes \[40\] torch\.float32 \(160 bytes\)"),
+])
+def test_a_truncated_dump_file_leaves_the_buffer_unchanged(tmp_path: Path, relative: str, keep: int, refusal: str) -> None:
     filled_buffer(30, seed=2).dumps(tmp_path)
-    tree = tmp_path / "sampler" / "sumtree.memmap"
-    tree.write_bytes(tree.read_bytes()[:100])
+    cut = tmp_path / relative
+    cut.write_bytes(cut.read_bytes()[:keep])
     target = filled_buffer(10, seed=1)
     before = buffer_state(target)
-    with pytest.raises(RLGuardError, match=r"sumtree\.memmap \(field '_sum_tree'\): holds 100 bytes"):
-        target.loads(tmp_path)
-    assert buffer_state(target) == before  # not the new storage under the old priorities
-
-
-def test_a_truncated_storage_file_leaves_the_buffer_unchanged(tmp_path: Path) -> None:
-    # torchrl maps the short file without complaint: the buffer then held what followed it.
-    filled_buffer(30, seed=2).dumps(tmp_path)
-    observations = tmp_path / "storage" / "obs.memmap"
-    observations.write_bytes(observations.read_bytes()[:50])
-    target = filled_buffer(10, seed=1)
-    before = buffer_state(target)
-    with pytest.raises(RLGuardError, match=r"obs\.memmap: holds 50 bytes, but meta\.json describes \[40\] torch\.float32 \(160 bytes\)"):
+    with pytest.raises(RLGuardError, match=refusal):
         target.loads(tmp_path)
     assert buffer_state(target) == before
-    assert observations.stat().st_size == 50  # nor was the dump touched
+    assert cut.stat().st_size == keep  # nor was the dump touched
 
 
 @pytest.mark.parametrize("target_count", [10, 0], ids=["filled buffer", "empty buffer"])
