@@ -10,8 +10,7 @@ import functools
 import os
 import re
 import sys
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from collections.abc import Mapping
 
 if sys.version_info >= (3, 11):
@@ -29,8 +28,7 @@ class ConfigError(Exception):
     """A configuration problem; its message is one line naming the file and the key."""
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     path: str | None = None  # the pyproject.toml read, if any
     root: str = "."  # its directory: where relative excludes and the cache live
     select: tuple[str, ...] | None = None
@@ -38,7 +36,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     target_torchrl: str | None = None
-    rule_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    rule_options: Mapping[str, Mapping[str, Any]] = {}  # shared by every default Config: read only
     timeout: float = 10.0  # seconds per file
     max_file_size: int = 10_000_000  # bytes
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from dataclasses import replace
 from typing import Any
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -43,7 +42,7 @@ def check_source(source: str, *, select: Sequence[str] | None = None, target: st
         _write(root, {**(extra_files or {}), MAIN_FILE: source})
         report, _ = check(["."], _config(root, options), RunOptions(select=select, jobs=1, use_cache=False), _target(target))
         # Run from the project's folder, as a user would: other files are named relative to it.
-        return [replace(f, path=os.path.join(root, f.path)) for f in report.findings if f.path == MAIN_FILE]
+        return [f._replace(path=os.path.join(root, f.path)) for f in report.findings if f.path == MAIN_FILE]
 
 
 @contextlib.contextmanager

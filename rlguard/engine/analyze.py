@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from collections.abc import Iterator, Mapping, Sequence
 
 from rlguard.engine.lazy import cst
@@ -28,8 +27,7 @@ if TYPE_CHECKING:
 # file needs (the file context, the walk, positions) in ``_check_module``.
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """Everything that decides a file's verdict besides its content (part of the cache key)."""
 
     codes: tuple[str, ...]  # selected rules
@@ -41,7 +39,7 @@ class Settings:
     timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
     # The selected rules, handed over by the caller (their metadata pickles to workers; a rule's
     # class is imported where a file needs it).
-    rules: Mapping[str, RuleInfo] = field(default_factory=dict)
+    rules: Mapping[str, RuleInfo] = {}  # shared by every default Settings: read only
     oldest: tuple[int, ...] | None = None  # a pin's lowest admitted torchrl, for behaviour only old releases have
 
     def fingerprint(self) -> str:
@@ -50,24 +48,32 @@ class Settings:
                                     self.max_file_size)).encode()).hexdigest()
 
 
-@dataclass
 class FileResult:
-    path: str
-    pending: list[PendingFinding] = field(default_factory=list)
-    facts: FileFacts | None = None
-    suppressions: list[Suppression] = field(default_factory=list)
-    parsed: bool = False
-    skipped: str | None = None  # a reason, when the file was not checked at all
+    """What checking one file gave: plain data, pickled into the cache and back from workers."""
+
+    __slots__ = ("path", "pending", "facts", "suppressions", "parsed", "skipped")
+
+    def __init__(self, path: str, pending: list[PendingFinding] | None = None, facts: FileFacts | None = None,
+                 suppressions: list[Suppression] | None = None, parsed: bool = False, skipped: str | None = None) -> None:
+        self.path = path
+        self.pending = [] if pending is None else pending
+        self.facts = facts
+        self.suppressions = [] if suppressions is None else suppressions
+        self.parsed = parsed
+        self.skipped = skipped  # a reason, when the file was not checked at all
 
 
-@dataclass
 class Analysis:
     """A file's result plus the in-memory pieces the fixer needs."""
 
-    result: FileResult
-    source: Source | None = None
-    module: cst.Module | None = None
-    reports: list[tuple[type[Rule], Report]] = field(default_factory=list)
+    __slots__ = ("result", "source", "module", "reports")
+
+    def __init__(self, result: FileResult, source: Source | None = None, module: cst.Module | None = None,
+                 reports: list[tuple[type[Rule], Report]] | None = None) -> None:
+        self.result = result
+        self.source = source
+        self.module = module
+        self.reports = [] if reports is None else reports
 
 
 def engine_finding(path: str, code: str, line: int, column: int, message: str) -> Finding:
@@ -236,6 +242,6 @@ def locate(analysis: Analysis, findings: Sequence[PendingFinding]) -> list[Pendi
     for p in findings:
         if p.finding.span is None:
             span = spans.get(id(analysis.reports[p.report][1].node), Span(1, 1, 1, 1))
-            p = replace(p, finding=replace(p.finding, span=span))
+            p = p._replace(finding=p.finding._replace(span=span))
         located.append(p)
     return located

@@ -6,7 +6,6 @@ instead of re-deriving it.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Mapping, Sequence
@@ -424,7 +423,7 @@ class FileContext:
             key = (id(marks_in), named)  # one scan of the body per name, however many returns
             if key not in self._callees_taking:
                 self._callees_taking[key] = _callees_taking(self, marks_in, named)
-            found = dataclasses.replace(found, marked_by=self._callees_taking[key])
+            found = found._replace(marked_by=self._callees_taking[key])
         return found
 
     def _built(self, expr: cst.BaseExpression, depth: int, shadow: Shadow,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Sequence
 
 SKIPPED_DIRS = frozenset(
@@ -16,10 +15,12 @@ NOTEBOOK_SUFFIX = ".ipynb"  # rlguard.notebook reads them; this name lets a run 
 SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 
-@dataclass
 class Discovery:
-    files: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    __slots__ = ("files", "skipped")
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.skipped: list[tuple[str, str]] = []  # (path, reason)
 
 
 class DiscoveryError(Exception):

@@ -1,16 +1,19 @@
-"""The values that flow between engine stages: findings, their fixes, and index requirements."""
+"""The values that flow between engine stages: findings, their fixes, and index requirements.
+
+A run served from the cache, or one whose files the pre-filter clears, loads this module: its
+values are named tuples and plain classes, not dataclasses: importing ``dataclasses`` and building
+each dataclass cost about half of what such a run spends beyond starting the interpreter.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from rlguard.engine.lazy import cst
 
 Applicability = Literal["safe", "unsafe"]
 
-@dataclass(frozen=True)
 class Requirement:
     """A question about the project index that a finding waits on, such as "is ``pkg.mod.Policy``
     uncopyable?". Rules subclass it with typed fields and answer it in ``Rule.resolve``; a finding
@@ -24,16 +27,14 @@ ENGINE_CODES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     """Replace one node of the parsed module (matched by identity) with another."""
 
     old: cst.CSTNode
     new: cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     """What a rule proposes; applied by rlguard.fix, never by the rule."""
 
     applicability: Applicability
@@ -43,8 +44,7 @@ class Fix:
     imports: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
-class FixSummary:
+class FixSummary(NamedTuple):
     applicability: Applicability
     description: str
 
@@ -52,16 +52,14 @@ class FixSummary:
         return {"applicability": self.applicability, "description": self.description}
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     line: int
     column: int  # 1-based, in characters
     end_line: int
     end_column: int
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     path: str
     span: Span | None  # None until located: reports waiting on the index get a position only if they stand
     code: str
@@ -96,8 +94,7 @@ class Finding:
         return (self.path, self.cell or 0, self.located.line, self.located.column, self.code, self.message)
 
 
-@dataclass(frozen=True)
-class PendingFinding:
+class PendingFinding(NamedTuple):
     """A finding as a worker produced it: it may still wait on the project index."""
 
     finding: Finding
@@ -105,14 +102,17 @@ class PendingFinding:
     report: int = -1  # the report's position in its file's walk, to locate it later
 
 
-@dataclass
 class Report:
     """Everything a run produced, in deterministic order."""
 
-    findings: list[Finding] = field(default_factory=list)
-    files_checked: int = 0
-    files_parsed: int = 0
-    unused_suppressions: list[Finding] = field(default_factory=list)
+    __slots__ = ("findings", "files_checked", "files_parsed", "unused_suppressions")
+
+    def __init__(self, findings: list[Finding] | None = None, files_checked: int = 0, files_parsed: int = 0,
+                 unused_suppressions: list[Finding] | None = None) -> None:
+        self.findings = [] if findings is None else findings
+        self.files_checked = files_checked
+        self.files_parsed = files_parsed
+        self.unused_suppressions = [] if unused_suppressions is None else unused_suppressions
 
 
 def display_path(path: str) -> str:

@@ -8,13 +8,11 @@ pre-filter skipped, is indexed on demand: only what can matter is ever parsed.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from collections.abc import Callable
 
 
-@dataclass
-class AttrFact:
+class AttrFact(NamedTuple):
     """One ``self.<attr> = <value>`` seen in a method of a class."""
 
     # The class of the value: the call that built it (a class, or a function or method of the project,
@@ -26,16 +24,20 @@ class AttrFact:
     items: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass
 class ClassFacts:
-    qualname: str
-    path: str
-    bases: tuple[str, ...]  # qualified names; unresolvable bases are kept as written
-    decorators: tuple[str, ...] = ()
-    methods: set[str] = field(default_factory=set)
-    # Methods whose body only raises NotImplementedError: defined, but failing like a missing one.
-    stubs: set[str] = field(default_factory=set)
-    attrs: dict[str, list[AttrFact]] = field(default_factory=dict)
+    # Plain classes, not dataclasses, here and below: a run served from the cache unpickles them
+    # and should not pay for importing ``dataclasses``.
+    __slots__ = ("qualname", "path", "bases", "decorators", "methods", "stubs", "attrs")
+
+    def __init__(self, qualname: str, path: str, bases: tuple[str, ...], decorators: tuple[str, ...] = ()) -> None:
+        self.qualname = qualname
+        self.path = path
+        self.bases = bases  # qualified names; unresolvable bases are kept as written
+        self.decorators = decorators
+        self.methods: set[str] = set()
+        # Methods whose body only raises NotImplementedError: defined, but failing like a missing one.
+        self.stubs: set[str] = set()
+        self.attrs: dict[str, list[AttrFact]] = {}
 
     @property
     def name(self) -> str:
@@ -45,8 +47,7 @@ class ClassFacts:
 TUPLE = "<tuple>"  # the callee of a returned tuple; its args are keyed by position
 
 
-@dataclass(frozen=True)
-class Built:
+class Built(NamedTuple):
     """A call that builds a value, and the calls that build its arguments.
 
     ``callee`` is a qualified name, ``.name`` for a method called on ``receiver``, ``[i]`` for
@@ -61,8 +62,7 @@ class Built:
     marked_by: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Returned:
+class Returned(NamedTuple):
     """What one ``return`` statement gives, as the engine typed it in the function's own scope."""
 
     kind: str | None = None  # a value kind of engine.types ("tensor", "holds", "tensordict", ...); None: unknown
@@ -73,26 +73,30 @@ class Returned:
     unplaced: bool = False
 
 
-@dataclass
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
-    qualname: str
-    path: str
-    returns: list[Built] = field(default_factory=list)  # the calls that build returned values
-    typed: list[Returned] = field(default_factory=list)  # one per ``return`` statement, in order
-    # The value is not what the returns say: a generator, a coroutine, a decorator that may wrap it,
-    # a ``return`` without a value, or a body that may end without returning.
-    opaque: bool = False
+    __slots__ = ("qualname", "path", "returns", "typed", "opaque")
+
+    def __init__(self, qualname: str, path: str) -> None:
+        self.qualname = qualname
+        self.path = path
+        self.returns: list[Built] = []  # the calls that build returned values
+        self.typed: list[Returned] = []  # one per ``return`` statement, in order
+        # The value is not what the returns say: a generator, a coroutine, a decorator that may wrap it,
+        # a ``return`` without a value, or a body that may end without returning.
+        self.opaque = False
 
 
-@dataclass
 class FileFacts:
-    path: str
-    module: str
-    imports: dict[str, str]  # local name -> qualified name, to follow re-exports
-    classes: dict[str, ClassFacts] = field(default_factory=dict)
-    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    __slots__ = ("path", "module", "imports", "classes", "functions")
+
+    def __init__(self, path: str, module: str, imports: dict[str, str]) -> None:
+        self.path = path
+        self.module = module
+        self.imports = imports  # local name -> qualified name, to follow re-exports
+        self.classes: dict[str, ClassFacts] = {}
+        self.functions: dict[str, FunctionFacts] = {}
 
 
 def module_name_for(path: str) -> tuple[str, bool]:

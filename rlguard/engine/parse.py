@@ -5,19 +5,17 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rlguard.engine.lazy import cst
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     text: str
     encoding: str  # as detected; "utf-8-sig" when the file starts with a BOM
 
 
-@dataclass(frozen=True)
-class ParseError:
+class ParseError(NamedTuple):
     line: int
     column: int
     message: str

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field, replace
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from rlguard.notebook import Notebook, NotebookError
@@ -27,8 +26,7 @@ from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
 
 
-@dataclass(frozen=True)
-class RunOptions:
+class RunOptions(NamedTuple):
     select: Sequence[str] | None = None  # from the command line; overrides config
     ignore: Sequence[str] = ()
     extend_ignore: Sequence[str] = ()
@@ -71,20 +69,23 @@ def build_settings(config: Config, codes: Sequence[str], target: Target, sources
                     {code: rules[code] for code in codes}, target.lowest)
 
 
-@dataclass
 class Project:
     """One run's state: the files, their results, and the merged index."""
 
-    config: Config
-    settings: Settings
-    files: list[str]
-    results: list[FileResult] = field(default_factory=list)
-    index: ProjectIndex | None = None
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    analyzed: int = 0  # files checked afresh in this run (the rest came from the cache)
-    contents: dict[str, bytes | None] = field(default_factory=dict)  # as read for this run
-    cache: ResultCache | None = None
-    notebooks: dict[str, Notebook] = field(default_factory=dict)  # their code, checked as one module each
+    __slots__ = ("config", "settings", "files", "results", "index", "skipped", "analyzed", "contents", "cache", "notebooks")
+
+    def __init__(self, config: Config, settings: Settings, files: list[str], *, skipped: list[tuple[str, str]],
+                 contents: dict[str, bytes | None], cache: ResultCache | None, notebooks: dict[str, Notebook]) -> None:
+        self.config = config
+        self.settings = settings
+        self.files = files
+        self.results: list[FileResult] = []
+        self.index: ProjectIndex | None = None
+        self.skipped = skipped
+        self.analyzed = 0  # files checked afresh in this run (the rest came from the cache)
+        self.contents = contents  # as read for this run
+        self.cache = cache
+        self.notebooks = notebooks  # their code, checked as one module each
 
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
@@ -151,7 +152,7 @@ def _in_cell(finding: Finding, found: Notebook) -> Finding:
     assert finding.span is not None
     cell, line = found.locate(finding.span.line)
     shift = finding.span.line - line
-    return replace(finding, cell=cell, span=replace(finding.span, line=line, end_line=finding.span.end_line - shift))
+    return finding._replace(cell=cell, span=finding.span._replace(line=line, end_line=finding.span.end_line - shift))
 
 
 def _crashed(path: str, reason: str) -> FileResult:
@@ -195,7 +196,7 @@ def resolve(pending: PendingFinding, index: ProjectIndex, options: Mapping[str, 
             message, remedy = finding.message, finding.remedy
             for key, value in answer.items():
                 message, remedy = message.replace("{" + key + "}", value), remedy.replace("{" + key + "}", value)
-            return replace(finding, message=message, remedy=remedy)
+            return finding._replace(message=message, remedy=remedy)
     return None
 
 
@@ -207,7 +208,7 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
     for result in project.results:
         report.files_parsed += result.parsed
         ignored_here = project.config.ignored_codes(result.path)
-        standing = [replace(pending, finding=finding) for pending in result.pending
+        standing = [pending._replace(finding=finding) for pending in result.pending
                     if (finding := resolve(pending, project.index, project.settings.options)) is not None
                     and not _matches(finding.code, ignored_here)]
         if any(p.finding.span is None for p in standing):
@@ -244,10 +245,10 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
     """
     data = project.contents.get(result.path)
     if data is None:
-        return [replace(p, finding=replace(p.finding, span=Span(1, 1, 1, 1))) for p in standing]
+        return [p._replace(finding=p.finding._replace(span=Span(1, 1, 1, 1))) for p in standing]
     located = locate(analyze_bytes(result.path, data, project.settings, project.index), standing)
     spans = {p.report: p.finding.span for p in located}
-    result.pending = [replace(p, finding=replace(p.finding, span=spans[p.report])) if p.report in spans else p
+    result.pending = [p._replace(finding=p.finding._replace(span=spans[p.report])) if p.report in spans else p
                       for p in result.pending]
     if project.cache is not None:
         project.cache.put(project.cache.key(result.path, data), result)

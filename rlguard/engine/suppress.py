@@ -5,19 +5,21 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*rlguard:\s*ignore\[(?P<codes>[^\]]*)\]")
 _CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
-@dataclass
 class Suppression:
-    line: int  # where the comment is
-    codes: frozenset[str] | None  # None: a bare noqa, which silences everything on its line
-    applies_to: tuple[int, ...]  # lines it silences
-    used: set[str] = field(default_factory=set)
+    # A plain class: cached results carry these, and a cache hit should not import ``dataclasses``.
+    __slots__ = ("line", "codes", "applies_to", "used")
+
+    def __init__(self, line: int, codes: frozenset[str] | None, applies_to: tuple[int, ...]) -> None:
+        self.line = line  # where the comment is
+        self.codes = codes  # None: a bare noqa, which silences everything on its line
+        self.applies_to = applies_to  # lines it silences
+        self.used: set[str] = set()
 
 
 def find_suppressions(text: str) -> list[Suppression]:

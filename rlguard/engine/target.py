@@ -14,8 +14,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rlguard.engine.project import project_root as find_project_root, vendored_library
 
@@ -33,8 +32,7 @@ _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNOR
 _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     version: tuple[int, ...]  # the version removals are judged against: a pin's newest admitted one
     source: str  # "flag", "config", "pin ... in <file>", "installed", "default"
     lowest: tuple[int, ...] | None = None  # a pin's lowest admitted version; else the same as ``version``

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from rlguard.config import Config
 from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
@@ -52,7 +52,7 @@ def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Fin
         finding = resolve(pending, request.index, request.settings.options) if request.index else pending.finding
         if finding is None or any(finding.code.startswith(c) for c in ignored):
             continue
-        kept.append((replace(pending, finding=finding), fix))
+        kept.append((pending._replace(finding=finding), fix))
     located = locate(analysis, [pending for pending, _ in kept])
     return [(pending.finding, fix) for pending, (_, fix) in zip(located, kept, strict=False)
             if not is_suppressed(pending.finding.code, pending.finding.line, result.suppressions)]
