@@ -43,8 +43,8 @@ _NOT_DATA_METHODS = frozenset(
 )
 
 _WHY_DOWNSTREAM = "device and pinned-memory logic skip it"
-_FACTORY_ADVICE = ("give the TensorDict a device where the factory builds it (e.g. `device=td.device`, or a "
-                   "`device` argument the transform passes)")
+_FACTORY_ADVICE = ("give the TensorDict a device where the factory builds it ({built}): e.g. `device=td.device`, "
+                   "or a `device` argument the transform passes")
 _ADVICE = ("pass the device of the data it is built from (e.g. `device=td.device`); TensorDicts whose device "
            "is None are the root of the pinned-buffer bug")
 
@@ -305,7 +305,7 @@ class TensorDictWithoutDevice(Rule):
                    "def build_pair(td):\n"
                    "    return TensorDict({\"obs\": td[\"obs\"], \"next_obs\": td[\"next\", \"obs\"]}, "
                    "batch_size=td.batch_size)\n"},
-            message="built without a device (at example_helpers.py:4)",
+            message="where the factory builds it (at example_helpers.py:4)",
             note="A factory of the project, here in another file, builds the transform's output: reported at "
             "the call, naming where the factory builds it. No automatic fix: give the TensorDict a device in "
             "the factory.",
@@ -575,13 +575,13 @@ class TensorDictWithoutDevice(Rule):
         the factory is a device-less TensorDict. No fix: the TensorDict is built in the factory."""
         assert candidate.factory is not None
         name = candidate.factory.rpartition(".")[2]
-        head = f"`{name}(...)` returns a `TensorDict` built without a device ({{built}})"
+        tail = f"a `TensorDict` without a device: {_WHY_DOWNSTREAM}"
         if buffer is not None:
             where, owner = buffer
-            message = f"{head}, in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
+            message = f"`{name}(...)` gives `{where}`, a `{owner}` transform, {tail}"
             requires = (UnplacedFactory(candidate.factory, None, candidate.member),)
         elif candidate.class_qualname is not None and self._builds_output(candidate):
-            message = f"{head}, in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
+            message = f"`{name}(...)` gives the transform `{candidate.class_name}` {tail}"
             requires = (UnplacedFactory(candidate.factory, candidate.class_qualname, candidate.member),)
         else:
             return

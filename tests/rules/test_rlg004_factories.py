@@ -119,8 +119,8 @@ def findings(source: str, files: dict[str, str] | None = None) -> list[str]:
 def test_a_factory_in_another_file_is_flagged_at_the_call(name):
     factory, call, where = FLAGGED[name]
     (message,) = findings(TRANSFORM.format(factory=factory, call=call), {"helpers.py": HELPERS})
-    assert f"returns a `TensorDict` built without a device ({where}" in message
-    assert "in the transform `PairUp`" in message
+    assert "gives the transform `PairUp` a `TensorDict` without a device" in message
+    assert f"where the factory builds it ({where}" in message
 
 
 @pytest.mark.parametrize("name", sorted(NEAR_MISSES))
@@ -133,7 +133,8 @@ def test_a_factory_in_the_same_file():
     source = HELPERS + "\n\n" + TRANSFORM.replace("from helpers import {factory}\n", "").format(
         call="build_pair(next_tensordict)")
     (message,) = findings(source)
-    assert "`build_pair(...)` returns a `TensorDict` built without a device (at example.py:4)" in message
+    assert "`build_pair(...)` gives the transform `PairUp` a `TensorDict` without a device" in message
+    assert "where the factory builds it (at example.py:4)" in message
 
 
 def test_a_function_of_the_same_name_outside_the_project_is_not_followed():
@@ -165,23 +166,24 @@ rb = ReplayBuffer(storage=LazyTensorStorage(10), batch_size=2, transform={transf
 @pytest.mark.parametrize("transform", ["to_pairs", "lambda td: build_pair(td)"])
 def test_a_buffer_transform_returning_a_factory_result(transform):
     (message,) = findings(BUFFER.format(transform=transform), {"helpers.py": HELPERS})
-    assert "`build_pair(...)` returns a `TensorDict` built without a device (at helpers.py:4)" in message
-    assert "a `ReplayBuffer` transform" in message
+    assert "`build_pair(...)` gives `" in message and "without a device" in message
+    assert "a `ReplayBuffer` transform" in message and "where the factory builds it (at helpers.py:4)" in message
 
 
 def _cli(folder, *paths: str) -> list[str]:
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-m", "rlguard", "check", "--no-cache", "--select", "RLG004",
-                           "--output-format", "concise", *paths], cwd=folder, env=env, capture_output=True,
+                           "--output-format", "full", *paths], cwd=folder, env=env, capture_output=True,
                           text=True, timeout=120)
-    return [line for line in done.stdout.splitlines() if "RLG004" in line]
+    return [line for line in done.stdout.splitlines() if "RLG004" in line or line.startswith(" ")]
 
 
 def test_the_transform_file_alone_gives_the_same_finding_as_the_project(tmp_path):
     (tmp_path / "helpers.py").write_text(HELPERS)
     (tmp_path / "transform.py").write_text(TRANSFORM.format(factory="build_pair", call="build_pair(next_tensordict)"))
     alone = _cli(tmp_path, "transform.py")
-    assert len(alone) == 1 and "transform.py:8:16" in alone[0] and "helpers.py:4" in alone[0]
+    assert len([line for line in alone if "RLG004" in line]) == 1 and "transform.py:8:16" in alone[0]
+    assert "helpers.py:4" in "".join(alone)  # the remedy names where the factory builds it
     assert _cli(tmp_path, ".") == alone
 
 
@@ -248,4 +250,4 @@ class PairUp(Transform):
 def test_a_method_of_a_member(extra, method, flagged):
     found = findings(MEMBER.format(extra=extra, method=method), {"helpers.py": HELPERS})
     assert len(found) == int(flagged)
-    assert all("built without a device (at helpers.py:" in message for message in found)
+    assert all("where the factory builds it (at helpers.py:" in message for message in found)
