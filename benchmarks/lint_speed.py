@@ -38,7 +38,7 @@ for path in open(sys.argv[1]).read().splitlines():
     except Exception:
         pass
 """
-TARGETS = {"a": 1.0, "b": 1.3, "c": 0.75, "d": 0.08, "e": 0.12}
+TARGETS = {"a": 1.0, "b": 1.0, "c": 0.55, "d": 0.05, "e": 0.12}  # issue 12: (b), (c) and warm (d)
 ONE_FILE_TARGETS = {"unchanged": 2.5, "cleared": 3.0, "pattern": 8.0}  # ratios to `python -c pass`
 CLEARED = "import os\n\n\ndef main():\n    return os.getcwd()\n"  # no rule's tokens: the pre-filter clears it
 PATTERN = "from torchrl.collectors import SyncDataCollector\n\ncollector = SyncDataCollector(None, None)\n"
@@ -114,6 +114,8 @@ def one_file(repeats: int) -> dict:
         check = [sys.executable, "-m", "rlguard", "check", "--exit-zero"]
         cases = {
             "python": ([sys.executable, "-c", "pass"], None),
+            # The floor of any run that parses: a TorchRL pattern needs libcst, whose import alone costs this.
+            "libcst": ([sys.executable, "-c", "import libcst"], None),
             "unchanged": ([*check, "unchanged.py"], None),
             "cleared": ([*check, "cleared.py"], _appender(os.path.join(root, "cleared.py"))),
             "pattern": ([*check, "pattern.py"], _appender(os.path.join(root, "pattern.py"))),
@@ -133,7 +135,7 @@ def one_file(repeats: int) -> dict:
         row["ratio"] = round(row["cpu_seconds"] / base, 2)
         target = ONE_FILE_TARGETS.get(name)
         row["target"] = target
-        label = {"python": "python -c pass", "unchanged": "rlguard check, unchanged file, warm",
+        label = {"python": "python -c pass", "libcst": "python -c 'import libcst'", "unchanged": "rlguard check, unchanged file, warm",
                  "cleared": "rlguard check, changed, pre-filter clears", "pattern": "rlguard check, changed, TorchRL pattern",
                  "hook rlguard": "pre-commit run rlguard --files F", "hook ruff": "pre-commit run ruff --files F"}[name]
         print(f"{label:44}{row['cpu_seconds']:8.3f}{row['ratio']:8.2f}{(f'<= {target}' if target else ''):>9}"
