@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from rlguard.engine.generated import is_current, write_generated
 from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
 from rlguard.rules.base import Example, Rule
 from rlguard.upgrade_docs import upgrading_page
@@ -219,18 +220,11 @@ def _generated_files_on_disk(docs_dir: str) -> set[str]:
     return {f"{RULES_DIR}/{name}" for name in os.listdir(folder) if name.endswith(".md")}
 
 
-def stale_pages(docs_dir: str) -> list[str]:
-    """Pages that differ from a fresh generation, are missing, or belong to no rule any more."""
-    expected = generate()
-    stale = []
-    for relative, text in expected.items():
-        try:
-            with open(os.path.join(docs_dir, relative), encoding="utf-8", newline="") as handle:
-                current = handle.read()
-        except OSError:
-            current = None
-        if current != text:
-            stale.append(relative)
+def stale_pages(docs_dir: str, expected: dict[str, str] | None = None) -> list[str]:
+    """Pages that differ from a fresh generation (or ``expected``, one already made), are missing, or
+    belong to no rule any more."""
+    expected = generate() if expected is None else expected
+    stale = [relative for relative, text in expected.items() if not is_current(os.path.join(docs_dir, relative), text)]
     stale += sorted(_generated_files_on_disk(docs_dir) - set(expected))
     return sorted(stale)
 
@@ -238,13 +232,12 @@ def stale_pages(docs_dir: str) -> list[str]:
 def write_pages(docs_dir: str) -> list[str]:
     """Regenerate docs/rules/: write changed pages, delete pages of codes that no longer exist."""
     expected = generate()
-    changed = stale_pages(docs_dir)
+    changed = stale_pages(docs_dir, expected)
     os.makedirs(os.path.join(docs_dir, RULES_DIR), exist_ok=True)
     for relative in changed:
         path = os.path.join(docs_dir, relative)
         if relative in expected:
-            with open(path, "w", encoding="utf-8", newline="\n") as out:
-                out.write(expected[relative])
+            write_generated(path, expected[relative])
         else:
             os.remove(path)
     return changed

@@ -33,6 +33,9 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from rlguard.engine.generated import is_current, write_generated
+from rlguard.engine.target import REMOVED_API_FILE
+
 # The newest patch of each minor release, 0.4 on. tensordict's minor follows torchrl's (torchrl 0.N
 # requires tensordict 0.N); tensordict releases past the newest torchrl are left out.
 RELEASES: dict[str, tuple[str, ...]] = {
@@ -42,7 +45,6 @@ RELEASES: dict[str, tuple[str, ...]] = {
                    "0.14.3"),
 }
 DEFAULT_CACHE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "fixtures", "wheels")
-TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "removed_api.json")
 
 _DEPRECATED = re.compile(r"deprecat", re.IGNORECASE)
 _REMOVED_IN = re.compile(r"removed\s+(?:in|from|by)\s+(?:torchrl\s+|tensordict\s+)?v?(\d+\.\d+)", re.IGNORECASE)
@@ -551,7 +553,7 @@ def render(table: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rlguard.upgrade_table", description=__doc__.split("\n")[0])
     parser.add_argument("--cache", default=DEFAULT_CACHE, help="folder holding the wheels (downloaded if missing)")
-    parser.add_argument("--write", action="store_true", help=f"write {os.path.relpath(TABLE_PATH)}")
+    parser.add_argument("--write", action="store_true", help=f"write {os.path.relpath(REMOVED_API_FILE)}")
     parser.add_argument("--check", action="store_true", help="exit 1 when the shipped table differs")
     parser.add_argument("--no-download", action="store_true", help="use only the wheels already in the cache")
     args = parser.parse_args(argv)
@@ -563,11 +565,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     text = render(build(args.cache))
     if args.check:
-        with open(TABLE_PATH, encoding="utf-8") as handle:
-            return 0 if handle.read() == text else 1
+        return 0 if is_current(REMOVED_API_FILE, text) else 1
     if args.write:
-        with open(TABLE_PATH, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_generated(REMOVED_API_FILE, text)
     else:
         sys.stdout.write(text)
     return 0

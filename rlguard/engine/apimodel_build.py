@@ -393,15 +393,16 @@ def render_classes(model: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     from rlguard.engine.apimodel import CLASSES_PATH, MODEL_PATH
+    from rlguard.engine.generated import is_current, write_generated
 
     model = build_model()
     outputs = {MODEL_PATH: render(model), CLASSES_PATH: render_classes(model)}
     if "--write" in argv:
         for path, text in outputs.items():
-            path.write_text(text, encoding="utf-8")
+            write_generated(path, text)
             print(f"wrote {path} ({len(text)} bytes)")
         return 0
-    stale = [path for path, text in outputs.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
+    stale = [path for path, text in outputs.items() if not is_current(path, text)]
     print("stale: run python -m rlguard.engine.apimodel --write" if stale else "up to date")
     return 1 if stale else 0
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import rlguard.rules
+from rlguard.engine.generated import is_current, write_generated
 from rlguard.engine.rule_api import Rule
 from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, known_releases
 
@@ -84,16 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--check", action="store_true", help="exit 1 if catalog.json is stale; write nothing")
     args = parser.parse_args(argv)
     text = render()
-    with open(rlguard.rules.CATALOG_FILE, encoding="utf-8") as handle:
-        current = handle.read()
     if args.check:
-        if current != text:
+        if not is_current(rlguard.rules.CATALOG_FILE, text):
             print(f"stale: {rlguard.rules.CATALOG_FILE}; run `python -m rlguard.rules.catalog --write`")
             return 1
         return 0
-    if current != text:
-        with open(rlguard.rules.CATALOG_FILE, "w", encoding="utf-8") as out:
-            out.write(text)
+    write_generated(rlguard.rules.CATALOG_FILE, text)
     return 0
 
 
