@@ -24,6 +24,7 @@ from rlguard.advice import remedy
 from rlguard.engine.findings import Requirement, display_path
 from rlguard.engine.index import TUPLE, AttrFact, Built, ProjectIndex
 from rlguard.engine.names import dotted_name
+from rlguard.engine.source_lines import class_block, source_lines
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
     ALL_LOSSES_COPY_BEFORE,
@@ -247,26 +248,17 @@ def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str
     return None
 
 
-_SOURCE_LINES: dict[str, tuple[float, list[str]]] = {}  # path -> (mtime, lines), for findings' messages
-
-
 def _assignment_line(path: str, class_name: str, attr: str, callee: str | None, nth: int, count: int) -> int:
     """The line of the ``nth`` of ``count`` assignments ``self.<attr> = ...`` in class ``class_name`` (0 if not found).
 
-    Only findings need it, so it is read from the text here, once per finding, instead of paying a
-    position pass over every file that stores a lock. When the text and the index disagree on the
-    number of assignments, the first one that names the constructor wins, else the first one.
+    Only findings need it, so it is read from the text (``engine/source_lines.py``). When the text and
+    the index disagree on the number of assignments, the first one that names the constructor wins,
+    else the first one.
     """
-    try:
-        mtime = os.path.getmtime(path)
-        cached = _SOURCE_LINES.get(path)
-        if cached is None or cached[0] != mtime:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                cached = _SOURCE_LINES[path] = (mtime, handle.read().splitlines())
-    except OSError:
+    lines = source_lines(path)
+    if lines is None:
         return 0
-    lines = cached[1]
-    start, end = _class_block(lines, class_name)
+    start, end = class_block(lines, class_name) or (0, len(lines))
     target = re.compile(rf"^\s*\w+\.{re.escape(attr)}\s*(:[^=]*)?=(?!=)")
     assignments = [number for number in range(start + 1, end + 1) if target.match(lines[number - 1])]
     if len(assignments) == count:
@@ -274,24 +266,6 @@ def _assignment_line(path: str, class_name: str, attr: str, callee: str | None, 
     name = "for" if callee == "<generator>" else (callee or "").rpartition(".")[2]
     named = [n for n in assignments if name and re.search(rf"\b{re.escape(name)}\b", lines[n - 1])]
     return (named or assignments or [0])[0]
-
-
-def _class_block(lines: list[str], class_name: str) -> tuple[int, int]:
-    """First and last line numbers of the body of ``class <class_name>`` (the whole file if not found)."""
-    header = re.compile(rf"^(\s*)class\s+{re.escape(class_name)}\b")
-    for number, text in enumerate(lines, 1):
-        match = header.match(text)
-        if match is None:
-            continue
-        indent = len(match.group(1).expandtabs())
-        for end in range(number, len(lines)):
-            text = lines[end]
-            stripped = text.strip()
-            if stripped and not stripped.startswith("#") and len(text) - len(text.lstrip()) <= indent \
-                    and not stripped.startswith((")", "]", "}")):
-                return number, end
-        return number, len(lines)
-    return 0, len(lines)
 
 
 def _where(defined_in: str, line: int, reported_in: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Mapping
@@ -11,6 +10,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement, display_path
 from rlguard.engine.index import FunctionFacts, ProjectIndex
+from rlguard.engine.source_lines import definition_line
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
     TRANSFORM_TENSORDICT_METHODS,
@@ -726,13 +726,7 @@ def _member_method(requirement: UnplacedFactory, index: ProjectIndex, path: str)
 
 def _definition(function: FunctionFacts) -> str:
     """``path:line`` of the function's ``def`` (the path as reports name files; the line when found)."""
-    name = function.qualname.rpartition(".")[2]
-    pattern = re.compile(rf"\s*(async\s+)?def\s+{re.escape(name)}\s*\(")
-    try:
-        with open(function.path, encoding="utf-8", errors="replace") as handle:
-            line = next((n for n, text in enumerate(handle, 1) if pattern.match(text)), 0)
-    except OSError:
-        line = 0
+    line = definition_line(function.path, function.qualname)
     return f"{display_path(function.path)}:{line}" if line else display_path(function.path)
 
 
