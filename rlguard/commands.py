@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from rlguard.config import Config, ConfigError, config_for, load_config, project_root, validate_codes, validate_version
-from rlguard.engine.discovery import DiscoveryError, discover
+from rlguard.engine.discovery import DiscoveryError, discover, is_notebook
 from rlguard.engine.findings import Finding, Report
 from rlguard.engine.runner import Project, RunOptions, check, display_path
 from rlguard.engine.target import resolve_target
@@ -90,9 +90,7 @@ def _stdin(args: argparse.Namespace) -> tuple[str, bytes] | None:
         return None
     if args.paths != ["-"]:
         raise ConfigError("`-` (read stdin) cannot be combined with other paths")
-    from rlguard import notebook
-
-    if notebook.is_notebook(args.stdin_filename or ""):
+    if is_notebook(args.stdin_filename or ""):
         raise ConfigError("notebooks cannot be read from stdin; name the .ipynb file instead")
     return display_path(args.stdin_filename or "stdin.py"), sys.stdin.buffer.read()
 
@@ -209,15 +207,14 @@ def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
 def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied: Counter,
              remaining: list[tuple[Finding, str]]) -> int:
     """Fix one configuration's files; counts go into ``applied`` and ``remaining``. Returns the files changed."""
-    from rlguard import notebook
     from rlguard.engine.workers import default_jobs, run_all
     from rlguard.fix.run import FileFix, FixRequest, fix_file
     from rlguard.fix.write import WriteError, write_if_unchanged
 
     fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
-    for path in [p for p in fixable if notebook.is_notebook(p)]:
+    for path in [p for p in fixable if is_notebook(p)]:
         print(f"{path}: not fixed: rlguard does not rewrite notebooks; apply the fixes in the notebook", file=sys.stderr)
-    fixable = [p for p in fixable if not notebook.is_notebook(p)]
+    fixable = [p for p in fixable if not is_notebook(p)]
     request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config)
     outcomes = run_all(functools.partial(fix_file, request=request), fixable, args.jobs or default_jobs(),
                        lambda path, reason: FileFix(path, error=reason))
@@ -245,11 +242,9 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
 
 
 def _unfixed_reason(finding: Finding) -> str:
-    from rlguard import notebook
-
     if finding.fix is None:
         return "no automatic fix"
-    if notebook.is_notebook(finding.path):
+    if is_notebook(finding.path):
         return "in a notebook; apply the fix by hand"
     return "unsafe fix; apply with --unsafe-fixes"
 

@@ -13,7 +13,6 @@ import bisect
 import json
 from dataclasses import dataclass
 
-SUFFIX = ".ipynb"
 
 
 class NotebookError(Exception):
@@ -30,10 +29,6 @@ class Notebook:
         """(cell number, line within the cell) of a line of ``source``."""
         index = max(bisect.bisect_right(self.starts, line) - 1, 0)
         return self.cells[index], line - self.starts[index] + 1
-
-
-def is_notebook(path: str) -> bool:
-    return path.endswith(SUFFIX)
 
 
 def read(data: bytes) -> Notebook:

@@ -15,6 +15,11 @@ NOTEBOOK_SUFFIX = ".ipynb"  # rlguard.notebook reads them; this name lets a run 
 SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 
+def is_notebook(path: str) -> bool:
+    """A Jupyter notebook, which ``rlguard.notebook`` reads: asked here, so a run without one never imports it."""
+    return path.endswith(NOTEBOOK_SUFFIX)
+
+
 class Discovery:
     __slots__ = ("files", "skipped")
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
-from rlguard.engine.discovery import NOTEBOOK_SUFFIX, discover
+from rlguard.engine.discovery import discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
@@ -132,7 +132,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
 
 def _notebooks(contents: Mapping[str, bytes | None]) -> tuple[dict[str, Notebook], dict[str, NotebookError]]:
     """The notebooks among the files read into Python, and why the others cannot be read."""
-    found = {path: data for path, data in contents.items() if path.endswith(NOTEBOOK_SUFFIX) and data is not None}
+    found = {path: data for path, data in contents.items() if is_notebook(path) and data is not None}
     if not found:
         return {}, {}
     from rlguard import notebook  # here: most runs check no notebook
