@@ -8,7 +8,7 @@ pre-filter skipped, is indexed on demand: only what can matter is ever parsed.
 from __future__ import annotations
 
 import os
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from collections.abc import Callable
 
 
@@ -121,6 +121,7 @@ Resolver = Callable[[str, str], tuple[str, ...]]
 Ancestor = tuple[str, "ClassFacts | None"]
 _MAX_MRO_DEPTH = 64
 _MAX_FOLLOWED = 16  # factories followed through other factories
+_T = TypeVar("_T")
 
 
 class ProjectIndex:
@@ -206,37 +207,36 @@ class ProjectIndex:
     def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> str | None:
         """The value kind (engine.types) every ``return`` of the project function or method gives;
         None when any return is unknown or they differ (recursion and cycles count as unknown)."""
-        function = self.get_function(qualname, near)
-        if function is None or function.opaque or not function.typed or function.qualname in seen \
-                or len(seen) > _MAX_FOLLOWED:
-            return None
-        kinds = set()
-        for returned in function.typed:
-            kind = returned.kind
-            if kind is None and returned.built is not None:
-                kind = self.returned_kind(returned.built, function.path, seen + (function.qualname,))
-            if kind is None:
-                return None
-            kinds.add(kind)
-        return kinds.pop() if len(kinds) == 1 else None
+        kinds = self._every_return(qualname, near, seen, lambda _, returned: returned.kind, self.returned_kind)
+        return kinds[0] if kinds and len(set(kinds)) == 1 else None
 
     def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:
         """The project function that builds the TensorDict with no device that every ``return`` of the
         project function or method ``qualname`` gives, itself or through other factories; None when any
         return is something else or unknown (recursion and cycles count as unknown)."""
+        builders = self._every_return(qualname, near, seen, lambda function, returned: function if returned.unplaced
+                                      else None, self.unplaced_tensordict)
+        return builders[0] if builders else None
+
+    def _every_return(self, qualname: str, near: str, seen: tuple[str, ...],
+                      direct: Callable[[FunctionFacts, Returned], _T | None],
+                      follow: Callable[[str, str, tuple[str, ...]], _T | None]) -> list[_T] | None:
+        """One answer per ``return`` of the project function or method: ``direct`` of the return, else
+        ``follow`` asked of the factory it calls. None when it is no plain project function (unknown,
+        opaque, recursive, followed too deep) or any return has no answer."""
         function = self.get_function(qualname, near)
         if function is None or function.opaque or not function.typed or function.qualname in seen \
                 or len(seen) > _MAX_FOLLOWED:
             return None
-        builder = None
+        answers = []
         for returned in function.typed:
-            found = function if returned.unplaced else None
-            if found is None and returned.built is not None:
-                found = self.unplaced_tensordict(returned.built, function.path, seen + (function.qualname,))
-            if found is None:
+            answer = direct(function, returned)
+            if answer is None and returned.built is not None:
+                answer = follow(returned.built, function.path, seen + (function.qualname,))
+            if answer is None:
                 return None
-            builder = builder or found
-        return builder
+            answers.append(answer)
+        return answers
 
     def _find(self, table: str, qualname: str, near: str) -> Any | None:
         for _ in range(8):  # re-export chains are short; this bounds cycles
