@@ -57,16 +57,38 @@ def _code_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+class _ValueKinds(dict):
+    """What a field value of a given concrete type is to the walk: a code node, a sequence, or
+    neither. Looked up by ``type(value)``: libcst's bases are ABCs, whose isinstance checks
+    dominated the walk."""
+
+    def __missing__(self, value_type: type) -> int:
+        if value_type is tuple or value_type is list:
+            kind = _SEQUENCE
+        elif issubclass(value_type, cst.CSTNode) and not issubclass(value_type, _non_code_types()):
+            kind = _CODE
+        else:
+            kind = _OTHER
+        self[value_type] = kind
+        return kind
+
+
+_OTHER, _CODE, _SEQUENCE = 0, 1, 2
+_KINDS = _ValueKinds()
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The code-bearing children of a node, in source order."""
     found: list[cst.CSTNode] = []
-    for name in _code_fields(type(node)):
+    kinds = _KINDS
+    fields = _FIELDS.get(type(node)) or _code_fields(type(node))
+    for name in fields:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _non_code_types()):
-                found.append(value)
-        elif isinstance(value, (tuple, list)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _non_code_types()))
+        kind = kinds[type(value)]
+        if kind == _CODE:
+            found.append(value)
+        elif kind == _SEQUENCE:
+            found.extend(item for item in value if kinds[type(item)] == _CODE)
     return found
 
 
@@ -76,24 +98,32 @@ def iter_nodes(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(reversed(children(node)))
+        found = children(node)
+        found.reverse()
+        stack.extend(found)
 
 
 def walk(root: cst.CSTNode, on_visit: dict[type, list[Handler]], on_leave: dict[type, list[Handler]]) -> None:
-    """Depth-first, source-order walk calling the registered handlers; iterative, so deep nesting is safe."""
-    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    """Depth-first, source-order walk calling the registered handlers; iterative, so deep nesting is safe.
+
+    A node whose leave handlers are due is pushed back wrapped in a one-item tuple."""
+    stack: list[Any] = [root]
     while stack:
-        node, leaving = stack.pop()
-        node_type = type(node)
-        if leaving:
-            for handler in on_leave[node_type]:
-                handler(node)
+        node = stack.pop()
+        if type(node) is tuple:
+            for handler in on_leave[type(node[0])]:
+                handler(node[0])
             continue
-        for handler in on_visit.get(node_type, ()):
-            handler(node)
+        node_type = type(node)
+        handlers = on_visit.get(node_type)
+        if handlers:
+            for handler in handlers:
+                handler(node)
         if node_type in on_leave:
-            stack.append((node, True))
-        stack.extend((child, False) for child in reversed(children(node)))
+            stack.append((node,))
+        found = children(node)
+        found.reverse()
+        stack.extend(found)
 
 
 def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type, list[Handler]]]:
