@@ -17,7 +17,7 @@ from rlguard.engine.findings import ENGINE_CODES, Finding, FixSummary, PendingFi
 if TYPE_CHECKING:
     from rlguard.engine.index import FileFacts, ProjectIndex
     from rlguard.engine.parse import ParseError, Source
-    from rlguard.engine.prefilter import ClassCondition
+    from rlguard.engine.prefilter import ClassCondition, TokenGroups
     from rlguard.engine.rule_api import Report, Rule
     from rlguard.engine.rule_info import RuleInfo
     from rlguard.engine.suppress import Suppression
@@ -33,7 +33,7 @@ class Settings(NamedTuple):
     codes: tuple[str, ...]  # selected rules
     target: tuple[int, ...]
     options: Mapping[str, Mapping[str, Any]]  # per rule, defaults filled in
-    tokens: Mapping[str, tuple[tuple[str, ...], ...]]  # pre-filter groups per rule
+    tokens: Mapping[str, TokenGroups]  # pre-filter groups per rule
     class_conditions: Mapping[str, ClassCondition]  # per rule: (group, class names whose subclasses meet it)
     max_file_size: int = 10_000_000
     timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
@@ -147,7 +147,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
     decoded = decode(data)
     if isinstance(decoded, ParseError):
         return _parse_error(path, decoded)
-    codes = [] if facts_only else rules_needed(decoded.text, settings.tokens, settings.class_conditions)
+    codes = [] if facts_only else _rules_for(path, rules_needed(decoded.text, settings.tokens, settings.class_conditions), settings)
     if not codes and not facts_only:
         # No rule needs the CST, but a syntax error is still reported: Python's own parser
         # is an order of magnitude cheaper than libcst's.
@@ -165,6 +165,18 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
         return _internal_error(path, decoded, "too deeply nested to analyse")
     except Exception as error:  # a rule bug must not end the run: report it on this file
         return _internal_error(path, decoded, f"internal error ({type(error).__name__}: {error}); please report it")
+
+
+def _rules_for(path: str, codes: list[str], settings: Settings) -> list[str]:
+    """The needed rules that apply where the file is: some say nothing inside a copy of torchrl."""
+    if all(settings.rules[code].library_copies for code in codes):
+        return codes
+    from rlguard.engine.index import module_name_for
+    from rlguard.engine.project import in_library_copy
+
+    if not in_library_copy(module_name_for(path)[0]):
+        return codes
+    return [code for code in codes if settings.rules[code].library_copies]
 
 
 def _parse_error(path: str, error: ParseError) -> Analysis:

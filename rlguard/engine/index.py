@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from typing import Any, NamedTuple, TypeVar
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 
 class AttrFact(NamedTuple):
@@ -132,15 +132,19 @@ class ProjectIndex:
     reached that way are indexed on demand through the loader, whether or not they were linted.
     """
 
-    def __init__(self, loader: Loader | None = None, resolver: Resolver | None = None) -> None:
+    def __init__(self, loader: Loader | None = None, resolver: Resolver | None = None,
+                 unindexed: Mapping[str, bytes] | None = None) -> None:
         self._loader = loader
         self._resolver = resolver
         self._files: dict[str, FileFacts] = {}  # by absolute path
         self._modules: dict[str, list[FileFacts]] = {}
+        # The run's files that no rule needed, so were never parsed: a question about every file
+        # (``importers``) indexes those whose text could answer it.
+        self._unindexed = dict(unindexed or {})
 
     def __getstate__(self) -> dict:
         # Workers get the index after resolution loaded what it needed; the loader stays home.
-        return {**self.__dict__, "_loader": None}
+        return {**self.__dict__, "_loader": None, "_unindexed": {}}
 
     def add(self, facts: FileFacts) -> None:
         key = os.path.abspath(facts.path)
@@ -323,7 +327,11 @@ class ProjectIndex:
         return None
 
     def importers(self, qualname: str) -> list[str]:
-        """Paths of the indexed files that import ``qualname`` by name (``from m import X``)."""
+        """Paths of the run's files that import ``qualname`` by name (``from m import X``)."""
+        name = qualname.rpartition(".")[2].encode()
+        for path in [path for path, data in self._unindexed.items() if name in data]:
+            del self._unindexed[path]
+            self._file(path)
         return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
 
 

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import AnyStr
 
-TokenGroups = Sequence[Sequence[str]]
+# A token is a substring of the file text, or a tuple of substrings that must all be there.
+Token = str | tuple[str, ...]
+TokenGroups = Sequence[Sequence[Token]]
 # A rule's class condition: token group ``index`` is also met by a class whose bases name one of ``names``.
 ClassCondition = tuple[int, frozenset[str]]
 
-_CLASS_HEADER = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
-_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+# Patterns start with a literal where they can: the regex engine then jumps between its
+# occurrences, where ``^[ \t]*class`` is tried at every position of the file.
+_CLASS_HEADER = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")  # read through ``at_line_start``
+_CLASS_STATEMENT = re.compile(r"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 _WORD = re.compile(rb"\w+")
 _TEXT_WORD = re.compile(r"\w+")
-_ALIAS = re.compile(r"\b(\w+)\s+as\s+(\w+)")
+_AS = re.compile(r"(?<=\s)as\s+(\w+)")
+_LAST_WORD = re.compile(r"(\w+)\s*\Z")
 
 
 def rules_needed(text: str, rule_tokens: Mapping[str, TokenGroups],
@@ -21,17 +27,17 @@ def rules_needed(text: str, rule_tokens: Mapping[str, TokenGroups],
     """Codes of rules whose every token group is met: by a token in ``text``, or, for a rule's
     class group, by a class statement whose bases name one of the rule's classes."""
     conditions = class_conditions or {}
-    headers: tuple[set[str], list[tuple[str, str]]] | None = None
+    bases: _ClassBases | None = None
     needed = []
     for code, groups in rule_tokens.items():
         condition = conditions.get(code)
         met = True
         for index, group in enumerate(groups):
-            if any(token in text for token in group):
+            if any(token in text if type(token) is str else all(part in text for part in token) for token in group):
                 continue
             if condition is not None and condition[0] == index and "class" in text:
-                headers = headers or _class_headers(text)
-                if _derives_from(headers, condition[1]):
+                bases = bases or _ClassBases(text)
+                if bases.name_one_of(condition[1]):
                     continue
             met = False
             break
@@ -40,15 +46,49 @@ def rules_needed(text: str, rule_tokens: Mapping[str, TokenGroups],
     return needed
 
 
-def _class_headers(text: str) -> tuple[set[str], list[tuple[str, str]]]:
-    """Words named in the file's class bases, and its ``X as Y`` aliases."""
-    words = {w for bases in _CLASS_BASES.findall(text) for w in _TEXT_WORD.findall(bases)}
-    return words, _ALIAS.findall(text) if " as " in text else []
+class _ClassBases:
+    """The words a file's class statements name as bases, and, read only when those name none of
+    the classes asked about, the file's ``X as Y`` aliases (``class A(ON)`` after ``import ... as ON``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.words = {w for match in at_line_start(_CLASS_STATEMENT, text) for w in _TEXT_WORD.findall(match.group(2))}
+        self._aliases: list[tuple[str, str]] | None = None
+
+    def name_one_of(self, names: frozenset[str]) -> bool:
+        if not self.words:
+            return False
+        if not self.words.isdisjoint(names):
+            return True
+        if not any(name in self.text for name in names):  # no alias can stand for one of them
+            return False
+        if self._aliases is None:
+            self._aliases = _aliases(self.text) if "as" in self.text else []
+        return any(original in names and alias in self.words for original, alias in self._aliases)
 
 
-def _derives_from(headers: tuple[set[str], list[tuple[str, str]]], names: frozenset[str]) -> bool:
-    words, aliases = headers
-    return bool(words & names) or any(original in names and alias in words for original, alias in aliases)
+def at_line_start(pattern: re.Pattern[AnyStr], text: AnyStr) -> Iterator[re.Match[AnyStr]]:
+    """The matches of ``pattern`` that begin a line, after its indentation."""
+    newline, blank = ("\n", " \t") if isinstance(text, str) else (b"\n", b" \t")
+    position = 0
+    while (match := pattern.search(text, position)) is not None:
+        start = match.start()
+        if text[text.rfind(newline, 0, start) + 1:start].strip(blank):
+            position = start + 1  # mid-line: it must not swallow a statement that starts a later line
+        else:
+            yield match
+            position = max(match.end(), start + 1)
+
+
+def _aliases(text: str) -> list[tuple[str, str]]:
+    """(original, alias) for every ``original as alias``. The pattern starts at ``as``: one that
+    starts at a word re-reads every word of the file."""
+    found = []
+    for match in _AS.finditer(text):
+        before = _LAST_WORD.search(text[max(0, match.start() - 80):match.start()])
+        if before is not None:
+            found.append((before.group(1), match.group(1)))
+    return found
 
 
 def derived_class_names(sources: Iterable[bytes], roots: frozenset[str]) -> frozenset[str]:
@@ -61,7 +101,7 @@ def derived_class_names(sources: Iterable[bytes], roots: frozenset[str]) -> froz
     for data in sources:
         if b"class" not in data:
             continue
-        for match in _CLASS_HEADER.finditer(data):
+        for match in at_line_start(_CLASS_HEADER, data):
             words = {w.decode() for w in _WORD.findall(match.group(2))}
             bases_of.setdefault(match.group(1).decode(), set()).update(words)
     derived: set[str] = set()

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from rlguard.engine.index import module_name_for
 from rlguard.engine.names import absolute_module
+from rlguard.engine.prefilter import at_line_start
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _SOURCE_SUFFIXES = (".py", ".pyi")
@@ -23,6 +24,12 @@ _VENDOR_DEPTH = 3
 _VERSION = re.compile(r"""^\s*(?:__version__|version)\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
 _METADATA_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
 _PYPROJECT_VERSION = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+def in_library_copy(module: str) -> bool:
+    """A module of a copy of torchrl or tensordict (``third_party.torchrl.envs``): code written for
+    that copy's own version, and judged against it."""
+    return not set(module.split(".")).isdisjoint(VENDORABLE)
 
 
 def project_root(path: str) -> str:
@@ -151,10 +158,11 @@ def _files_of(module: str, roots: Iterable[str]) -> tuple[str, ...]:
     return ()
 
 
-_CLASS_BASES = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+# Read through ``at_line_start``: a pattern that starts with a literal is fast to search.
+_CLASS_BASES = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _WORD = re.compile(rb"\w+")
-_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
+_FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)")
+_IMPORT = re.compile(rb"import[ \t]+([^\n#;]*)")
 _MAX_REACHED = 2000  # files read to follow class bases, however large the project
 
 
@@ -189,7 +197,7 @@ def _base_words(data: bytes) -> set[bytes]:
     """Words in a file's class bases: ``class A(pkg.Base, Mixin)`` gives pkg, Base and Mixin."""
     if b"class" not in data:
         return set()
-    return {w for bases in _CLASS_BASES.findall(data) for w in _WORD.findall(bases)}
+    return {w for match in at_line_start(_CLASS_BASES, data) for w in _WORD.findall(match.group(1))}
 
 
 def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[str, set[bytes]]]:
@@ -198,7 +206,7 @@ def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[
         return []
     module, is_package = module_name_for(path)
     found: list[tuple[str, set[bytes]]] = []
-    for source, imports in _FROM_IMPORT.findall(data):
+    for source, imports in (match.groups() for match in at_line_start(_FROM_IMPORT, data)):
         text = source.decode()
         level = len(text) - len(text.lstrip("."))
         absolute = absolute_module(text[level:] or None, level, module, is_package)
@@ -208,7 +216,7 @@ def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[
             if local in names:
                 # ``from pkg import models`` may name a submodule, whose classes are then looked for.
                 found += [(absolute, {imported}), (f"{absolute}.{imported.decode()}", names)]
-    for imports in _IMPORT.findall(data):
+    for imports in (match.group(1) for match in at_line_start(_IMPORT, data)):
         for imported, local in _aliases(imports):
             if local in names or imported.split(b".")[0] in names:
                 found.append((imported.decode(), names))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rlguard.engine.context import FileContext
     from rlguard.engine.findings import Fix, Requirement
     from rlguard.engine.index import ProjectIndex
+    from rlguard.engine.prefilter import TokenGroups
 
 @dataclass(frozen=True)
 class Example:
@@ -58,12 +59,16 @@ class Rule:
     fix_doc: ClassVar[str]  # markdown: the fix and its safety
     options: ClassVar[tuple[Option, ...]] = ()
     min_target: ClassVar[tuple[int, ...] | None] = None  # the rule applies from this torchrl on
-    # Pre-filter: every group must have one of its tokens in the file text, or the rule cannot fire.
-    tokens: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # Pre-filter: every group must have one of its tokens in the file text, or the rule cannot fire
+    # (a token that is a tuple of strings is in the text when all of them are).
+    tokens: ClassVar[TokenGroups] = ()
     # Token group ``class_group`` is also met by a class whose bases name one of these classes, or
     # (textually, through any linted file) a subclass of one.
     class_roots: ClassVar[frozenset[str]] = frozenset()
     class_group: ClassVar[int] = 0
+    # False: the rule has nothing to say inside a copy of torchrl or tensordict (``in_library_copy``),
+    # so the engine never runs it, nor parses such a file for it.
+    library_copies: ClassVar[bool] = True
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
 
@@ -95,7 +100,7 @@ class Rule:
         raise NotImplementedError(f"{cls.code} made a requirement it cannot resolve: {requirement}")
 
     @classmethod
-    def prefilter_tokens(cls, target: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+    def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
         """The pre-filter groups for a target torchrl; rules whose triggers change with it narrow them."""
         return cls.tokens
 

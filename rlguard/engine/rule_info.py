@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from collections.abc import Iterable
 
 if TYPE_CHECKING:
+    from rlguard.engine.prefilter import TokenGroups
     from rlguard.engine.rule_api import Rule
-
-TokenGroups = tuple[tuple[str, ...], ...]
 
 
 class Option(NamedTuple):
@@ -36,16 +35,18 @@ class RuleInfo:
     """
 
     __slots__ = ("code", "name", "summary", "options", "min_target", "token_steps", "class_roots", "class_group",
-                 "module", "qualname")
+                 "module", "qualname", "library_copies")
 
     def __init__(self, code: str, name: str, summary: str, options: tuple[Option, ...],
                  min_target: tuple[int, ...] | None, token_steps: tuple[tuple[tuple[int, ...], TokenGroups], ...],
-                 class_roots: frozenset[str], class_group: int, module: str, qualname: str) -> None:
+                 class_roots: frozenset[str], class_group: int, module: str, qualname: str,
+                 library_copies: bool = True) -> None:
         self.code, self.name, self.summary, self.options = code, name, summary, options
         self.min_target, self.class_roots, self.class_group = min_target, class_roots, class_group
         # (lowest target, groups) pairs in ascending order: the pre-filter groups from that version on.
         self.token_steps = token_steps
         self.module, self.qualname = module, qualname
+        self.library_copies = library_copies  # False: never run in a copy of torchrl or tensordict
 
     def __repr__(self) -> str:
         return f"RuleInfo({self.code} {self.name})"

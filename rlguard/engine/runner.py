@@ -177,7 +177,8 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
                 cache.put(key, cached)
         return cached.facts
 
-    index = ProjectIndex(load, resolver.resolve)
+    unparsed = {r.path: data for r in project.results if not r.parsed and (data := contents.get(r.path))}
+    index = ProjectIndex(load, resolver.resolve, unparsed)
     for result in project.results:
         if result.facts is not None:
             index.add(result.facts)

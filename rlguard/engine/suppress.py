@@ -24,8 +24,8 @@ class Suppression:
 
 def find_suppressions(text: str) -> list[Suppression]:
     """Suppressions in real comments (not in strings), found with the tokenizer."""
-    if "noqa" not in text and "rlguard:" not in text:
-        return []
+    if "rlguard:" not in text and not any(_concerns_rlguard(match) for match in _NOQA.finditer(text)):
+        return []  # no comment-like text could silence one of ours: skip the (slow) tokenizer
     found: list[Suppression] = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -34,6 +34,12 @@ def find_suppressions(text: str) -> list[Suppression]:
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # the file parsed with libcst; keep what was found before the odd token
     return found
+
+
+def _concerns_rlguard(noqa: re.Match[str]) -> bool:
+    """A bare ``noqa`` silences every rule; ``noqa: F401`` none of rlguard's."""
+    codes = noqa.group("codes")
+    return not codes or "RLG" in codes.upper()
 
 
 def _parse_comment(comment: str, line: int) -> list[Suppression]:

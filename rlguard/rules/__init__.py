@@ -18,6 +18,7 @@ from rlguard.engine.findings import ENGINE_CODES
 from rlguard.engine.rule_info import Option, RuleInfo, register_rules
 
 if TYPE_CHECKING:
+    from rlguard.engine.prefilter import Token
     from rlguard.engine.rule_api import Rule
 
     RULES: tuple[type[Rule], ...]  # bound by ``__getattr__`` on first use
@@ -31,14 +32,18 @@ def _version(value: list[int] | None) -> tuple[int, ...] | None:
     return tuple(value) if value is not None else None
 
 
+def _token(token: str | list[str]) -> Token:
+    return token if isinstance(token, str) else tuple(token)
+
+
 def _info(entry: dict[str, Any]) -> RuleInfo:
     return RuleInfo(
         code=entry["code"], name=entry["name"], summary=entry["summary"],
         options=tuple(Option(o["name"], _KINDS[o["kind"]], o["default"], o["description"]) for o in entry["options"]),
         min_target=_version(entry["min_target"]),
-        token_steps=tuple((tuple(since), tuple(tuple(group) for group in groups)) for since, groups in entry["tokens"]),
+        token_steps=tuple((tuple(since), tuple(tuple(_token(t) for t in group) for group in groups)) for since, groups in entry["tokens"]),
         class_roots=frozenset(entry["class_roots"]), class_group=entry["class_group"],
-        module=f"{__name__}.{entry['module']}", qualname=entry["class"],
+        module=f"{__name__}.{entry['module']}", qualname=entry["class"], library_copies=entry["library_copies"],
     )
 
 

@@ -71,6 +71,7 @@ def entry(rule: type[Rule]) -> dict[str, Any]:
         "min_target": list(rule.min_target) if rule.min_target is not None else None,
         "tokens": _token_steps(rule),
         "class_roots": sorted(rule.class_roots), "class_group": rule.class_group,
+        "library_copies": rule.library_copies,
     }
 
 

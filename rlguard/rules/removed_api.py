@@ -14,14 +14,26 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Applicability, Edit, Fix
 from rlguard.engine.names import dotted_name, module_of_import_from
+from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
 from rlguard.engine.types import ForwardReference, forward_references, loaded_names
 from rlguard.rules.base import Option, Rule
 from rlguard.rules.data import REMOVED_API, ApiChange
 
-LIBRARIES = frozenset({"torchrl", "tensordict"})
 PREVIEW = Option("preview", bool, False,
                  "Also flag names deprecated at the target but not yet removed, saying which version removes them.")
+
+
+def _necessary_text(change: ApiChange) -> Token:
+    """What any use of ``change`` this visitor can match spells out. A name is matched by its
+    qualified name, resolved through this file's own imports, so the text holds both the name and
+    its module's last part (``return_types`` and ``max``: ``max`` alone is in half of all files).
+    A method or keyword is matched through its owner's or callable's name, which the text holds too."""
+    parts = change.name.split(".")
+    if change.kind == "name":
+        parts.append(change.module.rpartition(".")[2])
+    unique = tuple(dict.fromkeys(parts))
+    return unique[0] if len(unique) == 1 else unique
 
 
 def _text(version: tuple[int, ...] | None) -> str:
@@ -32,6 +44,9 @@ class RemovedApiRule(Rule):
     """A rule over part of the removed-API table; subclasses say which part (``owns``)."""
 
     options: ClassVar[tuple[Option, ...]] = (PREVIEW,)
+    # A vendored copy of the library (``vendor/torchrl/collectors/__init__.py``) is the library
+    # itself at its own version: its imports are right for it, and renaming them breaks it.
+    library_copies = False
     owns: Callable[[ApiChange], bool]
 
     def __init__(self, ctx) -> None:
@@ -49,20 +64,14 @@ class RemovedApiRule(Rule):
         self._star_uses: list[tuple[cst.Name, ApiChange]] = []  # names that only a star import provides
         self._exported: set[str] = set()  # names in the module's ``__all__``
         self._references: list[ForwardReference] = []  # types spelled in annotation strings
-        # A vendored copy of the library (``vendor/torchrl/collectors/__init__.py``) is the library
-        # itself at its own version: its imports are right for it, and renaming them breaks it.
-        self._vendored = bool(set(ctx.module.split(".")) & LIBRARIES)
 
     @classmethod
-    def prefilter_tokens(cls, target: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
-        names = {c.name.split(".")[-1] for c in REMOVED_API if cls.owns(c)}
-        return (tuple(sorted(names)),)
+    def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
+        return (tuple(sorted({_necessary_text(c) for c in REMOVED_API if cls.owns(c)}, key=str)),)
 
     # ----- the table at the target -----
     def _state(self, change: ApiChange) -> str | None:
         """"removed" at the target, "deprecated" (reported only with ``preview``), or None."""
-        if self._vendored:
-            return None
         target = self.ctx.target
         if change.removed_in is not None and target >= change.removed_in:
             return "removed"

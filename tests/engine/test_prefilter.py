@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rlguard.engine.prefilter import derived_class_names, rules_needed
 from rlguard.testing import check_source
 
@@ -44,3 +46,87 @@ def test_a_finding_that_waited_on_the_index_gets_its_exact_position():
     source = "import os\n\nfrom pkg.hooks import Base\n\n\nclass Counter(Base):\n    def register(self, trainer):\n        pass\n"
     [finding] = [f for f in check_source(source, select=["RLG005"], extra_files=files) if f.code == "RLG005"]
     assert (finding.span.line, finding.span.column) == (6, 1)
+
+
+def test_a_token_tuple_needs_every_part():
+    tokens = {"R": ((("return_types", "max"), "SyncDataCollector"),)}
+    assert rules_needed("from tensordict.return_types import max\n", tokens) == ["R"]
+    assert rules_needed("best = max(scores)\n", tokens) == []  # ``max`` alone: the builtin
+    assert rules_needed("import tensordict.return_types\n", tokens) == []
+    assert rules_needed("from torchrl.collectors import SyncDataCollector\n", tokens) == ["R"]
+
+
+def _removed_uses(change) -> list[str]:
+    """Spellings RLG006/RLG007 match a removed name or member by."""
+    if change.kind == "name":
+        head = change.name.split(".")[0]
+        package, _, tail = change.module.rpartition(".")
+        parent = [f"from {package} import {tail}\n\n{tail}.{change.name}\n"] if package else []
+        return [*parent, f"from {change.module} import {head}\n",
+                f"import {change.module} as alias\n\nalias.{change.name}\n",
+                f'import {change.module}\n\n\ndef f(x: "{change.module}.{change.name}"):\n    pass\n']
+    owner, _, member = change.name.rpartition(".")
+    package, _, tail = change.module.rpartition(".")
+    if tail[:1].isupper():  # ``CompositeDistribution`` / ``log_prob.aggregate_probabilities``: a method's keyword
+        return [f"from {package} import {tail}\n\n{tail}().{owner}({member}=1)\n"]
+    use = f"{owner}().{member}" if change.kind == "method" else f"{owner}({member}=1)"
+    return [f"from {change.module} import {owner}\n\n{use}\n"]
+
+
+def test_the_removed_api_tokens_admit_every_use_the_rules_match():
+    """Soundness over the whole generated table: each spelling is flagged by the rule, so the
+    pre-filter must let it through."""
+    from rlguard.engine.runner import rules_by_code
+    from rlguard.rules.data import REMOVED_API
+    from rlguard.testing import check_source
+
+    rules = rules_by_code()
+    tokens = {code: rules[code].prefilter_tokens((0, 14)) for code in ("RLG006", "RLG007")}
+    for change in REMOVED_API:
+        version = change.removed_in or change.deprecated_in
+        for use in _removed_uses(change):
+            assert rules_needed(use, tokens), (change, use)
+            flagged = check_source(use, select=["RLG006", "RLG007"], target=".".join(map(str, version)),
+                                   options={"RLG006": {"preview": True}, "RLG007": {"preview": True}})
+            assert flagged, (change, use)
+
+
+def test_removed_names_that_are_common_words_are_parsed_only_beside_their_module(tmp_path):
+    """``min``, ``max`` and ``ray`` left tensordict's and torchrl's modules; a file that only uses
+    the builtin or the library ``ray`` is not parsed for RLG007, one that imports the old name is flagged."""
+    from tests.helpers import analyzed_project
+
+    (tmp_path / "builtins_only.py").write_text("import ray\n\nbest = max(1, 2) + min(3, 4)\nray.init()\n")
+    (tmp_path / "old_name.py").write_text("from tensordict.return_types import max\n")
+    project = analyzed_project(tmp_path)
+    parsed = {os.path.basename(r.path): r.parsed for r in project.results}
+    assert parsed == {"builtins_only.py": False, "old_name.py": True}
+    [pending] = [p for r in project.results for p in r.pending]
+    assert (os.path.basename(pending.finding.path), pending.finding.code) == ("old_name.py", "RLG007")
+
+
+def test_a_copy_of_torchrl_is_not_parsed_for_the_rules_that_skip_it(tmp_path):
+    """RLG006 and RLG007 judge a vendored torchrl by its own version: they never run on its files."""
+    from tests.helpers import analyzed_project
+
+    copy = tmp_path / "third_party" / "torchrl" / "data"
+    copy.mkdir(parents=True)
+    (tmp_path / "third_party" / "torchrl" / "__init__.py").write_text("")
+    (copy / "__init__.py").write_text("from torchrl.data.tensor_specs import CompositeSpec\n")
+    (tmp_path / "train.py").write_text("from torchrl.data.tensor_specs import CompositeSpec\n")
+    project = analyzed_project(tmp_path)
+    parsed = {os.path.relpath(r.path, tmp_path): (r.parsed, [p.finding.code for p in r.pending]) for r in project.results}
+    assert parsed[os.path.join("third_party", "torchrl", "data", "__init__.py")] == (False, [])
+    assert parsed["train.py"] == (True, ["RLG007"])
+
+
+def test_statements_are_read_only_where_they_start_a_line():
+    import re
+
+    from rlguard.engine.prefilter import at_line_start
+
+    pattern = re.compile(r"from[ \t]+(\w+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
+    text = 'doc = """taken from here import (\n"""\n    from pkg import (A,\n B)\nx = 1  # from y import z\n'
+    assert [m.groups() for m in at_line_start(pattern, text)] == [("pkg", "(A,\n B)")]
+    assert [m.group(0) for m in at_line_start(re.compile(rb"class \w+"), b"class A:\n  class B: pass  # class C\n")] \
+        == [b"class A", b"class B"]
