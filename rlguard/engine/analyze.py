@@ -147,7 +147,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
     decoded = decode(data)
     if isinstance(decoded, ParseError):
         return _parse_error(path, decoded)
-    codes = [] if facts_only else _rules_for(path, rules_needed(decoded.text, settings.tokens, settings.class_conditions), settings)
+    codes = [] if facts_only else rules_needed(decoded.text, _token_groups_for(path, settings), settings.class_conditions)
     if not codes and not facts_only:
         # No rule needs the CST, but a syntax error is still reported: Python's own parser
         # is an order of magnitude cheaper than libcst's.
@@ -167,16 +167,17 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
         return _internal_error(path, decoded, f"internal error ({type(error).__name__}: {error}); please report it")
 
 
-def _rules_for(path: str, codes: list[str], settings: Settings) -> list[str]:
-    """The needed rules that apply where the file is: some say nothing inside a copy of torchrl."""
-    if all(settings.rules[code].library_copies for code in codes):
-        return codes
+def _token_groups_for(path: str, settings: Settings) -> Mapping[str, TokenGroups]:
+    """The pre-filter groups of the rules that apply where the file is: some say nothing inside a
+    copy of torchrl or tensordict, and are not even matched there."""
+    if all(settings.rules[code].library_copies for code in settings.tokens):
+        return settings.tokens
     from rlguard.engine.index import module_name_for
     from rlguard.engine.project import in_library_copy
 
     if not in_library_copy(module_name_for(path)[0]):
-        return codes
-    return [code for code in codes if settings.rules[code].library_copies]
+        return settings.tokens
+    return {code: groups for code, groups in settings.tokens.items() if settings.rules[code].library_copies}
 
 
 def _parse_error(path: str, error: ParseError) -> Analysis:

@@ -97,7 +97,7 @@ class FileContext:
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
         self.facts = FileFacts(path, module, self.imports.names)
-        self._callees_taking: dict[tuple[int, str], tuple[str, ...]] = {}
+        self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
 
     # ----- queries for rules -----
     @property
@@ -420,10 +420,10 @@ class FileContext:
         named = expr.value if isinstance(expr, cst.Name) else None
         found = self._built(expr, depth, shadow, marks_in)
         if found is not None and named is not None and marks_in is not None:
-            key = (id(marks_in), named)  # one scan of the body per name, however many returns
-            if key not in self._callees_taking:
-                self._callees_taking[key] = _callees_taking(self, marks_in, named)
-            found = found._replace(marked_by=self._callees_taking[key])
+            taking = self._callees_taking.get(id(marks_in))
+            if taking is None:  # one scan of the body, however many returns and names
+                taking = self._callees_taking[id(marks_in)] = _callees_taking(self, marks_in)
+            found = found._replace(marked_by=taking.get(named, ()))
         return found
 
     def _built(self, expr: cst.BaseExpression, depth: int, shadow: Shadow,
@@ -628,19 +628,19 @@ def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpressio
     return source.elements[position].value if position < len(source.elements) else None
 
 
-def _callees_taking(ctx: FileContext, function: cst.FunctionDef, name: str) -> tuple[str, ...]:
-    """Callees of the calls in ``function`` whose first argument is the name ``name``."""
+def _callees_taking(ctx: FileContext, function: cst.FunctionDef) -> dict[str, tuple[str, ...]]:
+    """For each name, the callees of the calls in ``function`` whose first argument is that name."""
     from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
 
-    found = []
+    found: dict[str, dict[str, None]] = {}
     for node in iter_nodes(function.body):
         if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
             first = node.args[0].value
-            if isinstance(first, cst.Name) and first.value == name:
+            if isinstance(first, cst.Name):
                 callee = ctx.callee(node)
                 if callee is not None:
-                    found.append(callee)
-    return tuple(dict.fromkeys(found))
+                    found.setdefault(first.value, {})[callee] = None
+    return {name: tuple(callees) for name, callees in found.items()}
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

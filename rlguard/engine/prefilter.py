@@ -18,6 +18,7 @@ _CLASS_HEADER = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")  # read throug
 _CLASS_STATEMENT = re.compile(r"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 _WORD = re.compile(rb"\w+")
 _TEXT_WORD = re.compile(r"\w+")
+_FEW_NAMES = 8
 _AS = re.compile(r"(?<=\s)as\s+(\w+)")
 _LAST_WORD = re.compile(r"(\w+)\s*\Z")
 
@@ -60,8 +61,8 @@ class _ClassBases:
             return False
         if not self.words.isdisjoint(names):
             return True
-        if not any(name in self.text for name in names):  # no alias can stand for one of them
-            return False
+        if len(names) <= _FEW_NAMES and not any(name in self.text for name in names):
+            return False  # a few names are quicker to look for than every alias; none, no alias of one
         if self._aliases is None:
             self._aliases = _aliases(self.text) if "as" in self.text else []
         return any(original in names and alias in self.words for original, alias in self._aliases)

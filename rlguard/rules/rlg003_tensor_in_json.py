@@ -86,9 +86,10 @@ class TensorInJson(Rule):
         "for sets and generators (JSON cannot encode them anyway), and for names bound conditionally "
         "or in another scope."
     )
-    # Every encoder's module name contains "json". A tensor-valued part may come from any call: a
-    # function of another file may return one (``json.dumps(stats(net))``), so the encoder is the token.
-    tokens = (("json",),)
+    # Every encoder's qualified name holds "json" and "dump", both spelled in the file's imports or
+    # call. A tensor-valued part may come from any call: a function of another file may return one
+    # (``json.dumps(stats(net))``), so the encoder is the token.
+    tokens = ((("json", "dump"),),)
     valid = (
         Example(
             "import json\n\nimport torch\n\n\ndef save_metrics(path, rewards, losses):\n"

@@ -130,3 +130,23 @@ def test_statements_are_read_only_where_they_start_a_line():
     assert [m.groups() for m in at_line_start(pattern, text)] == [("pkg", "(A,\n B)")]
     assert [m.group(0) for m in at_line_start(re.compile(rb"class \w+"), b"class A:\n  class B: pass  # class C\n")] \
         == [b"class A", b"class B"]
+
+
+def test_the_json_tokens_admit_every_encoder_spelling():
+    """RLG003 needs "json" and "dump" together: every encoder, however imported, spells both."""
+    from rlguard.engine.runner import rules_by_code
+    from rlguard.rules.data import JSON_ENCODERS
+    from rlguard.testing import check_source
+
+    tokens = {"RLG003": rules_by_code()["RLG003"].prefilter_tokens((0, 14))}
+    payload = "{'loss': torch.zeros(3)}"
+    for encoder in JSON_ENCODERS:
+        module, function = encoder.rsplit(".", 1)
+        args = payload if JSON_ENCODERS[encoder][0] == 1 else payload + ", handle"
+        for use in (f"import {module}\n\n{module}.{function}({args})\n",
+                    f"from {module} import {function} as encode\n\nencode({args})\n",
+                    f"import {module} as codec\n\ncodec.{function}({args})\n"):
+            source = "import torch\n" + use
+            assert rules_needed(source, tokens) == ["RLG003"], source
+            assert [f.code for f in check_source(source, select=["RLG003"])] == ["RLG003"], source
+    assert rules_needed("import json\n\nconfig = json.load(handle)\n", tokens) == []
