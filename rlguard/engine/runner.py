@@ -166,7 +166,8 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
 
         Only facts are kept: findings are never reported in a file that was not asked for.
         """
-        data = contents[path] if path in contents else read_bytes(path)
+        notebook = project.notebooks.get(path)
+        data = notebook.source if notebook is not None else contents[path] if path in contents else read_bytes(path)
         if data is None or len(data) > project.settings.max_file_size:
             return None
         key = cache.key(path, data) + "-facts" if cache is not None else ""
@@ -177,7 +178,8 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
                 cache.put(key, cached)
         return cached.facts
 
-    unparsed = {r.path: data for r in project.results if not r.parsed and (data := contents.get(r.path))}
+    unparsed = {r.path: data for r in project.results if not r.parsed
+                and (data := project.notebooks[r.path].source if r.path in project.notebooks else contents.get(r.path))}
     index = ProjectIndex(load, resolver.resolve, unparsed)
     for result in project.results:
         if result.facts is not None:

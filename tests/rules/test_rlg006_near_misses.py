@@ -295,3 +295,14 @@ def test_string_annotations_with_several_old_names_are_all_renamed():
         x: "dict[SyncDataCollector, MultiSyncDataCollector] | None" = None
     """)
     assert 'x: "dict[Collector, MultiSyncCollector] | None" = None' in fixed
+
+
+def test_a_notebook_importing_the_old_name_keeps_it_too():
+    """The notebook names no ``collectors`` module, so no rule parses it: its import is still seen."""
+    import json
+
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": ["from example import SyncDataCollector\n"]}
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    fixed = fix("from torchrl.collectors import SyncDataCollector\n", extra_files={"explore.ipynb": notebook})
+    assert fixed == "from torchrl.collectors import Collector as SyncDataCollector\n"
