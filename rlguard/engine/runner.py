@@ -87,6 +87,11 @@ class Project:
         self.cache = cache
         self.notebooks = notebooks  # their code, checked as one module each
 
+    def code(self, path: str) -> bytes | None:
+        """The Python source of a file of this run as read for it: a notebook's code cells joined."""
+        notebook = self.notebooks.get(path)
+        return notebook.source if notebook is not None else self.contents.get(path)
+
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
     sources = {display_path(path): data for path, data in (options.sources or {}).items()}
@@ -166,8 +171,7 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
 
         Only facts are kept: findings are never reported in a file that was not asked for.
         """
-        notebook = project.notebooks.get(path)
-        data = notebook.source if notebook is not None else contents[path] if path in contents else read_bytes(path)
+        data = project.code(path) if path in contents else read_bytes(path)
         if data is None or len(data) > project.settings.max_file_size:
             return None
         key = cache.key(path, data) + "-facts" if cache is not None else ""
@@ -178,8 +182,7 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
                 cache.put(key, cached)
         return cached.facts
 
-    unparsed = {r.path: data for r in project.results if not r.parsed
-                and (data := project.notebooks[r.path].source if r.path in project.notebooks else contents.get(r.path))}
+    unparsed = {r.path: data for r in project.results if not r.parsed and (data := project.code(r.path))}
     index = ProjectIndex(load, resolver.resolve, unparsed)
     for result in project.results:
         if result.facts is not None:
