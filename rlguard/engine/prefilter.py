@@ -92,6 +92,15 @@ def _aliases(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def class_statements(data: bytes) -> Iterator[tuple[bytes, list[bytes]]]:
+    """(name, words of its bases) of each class statement in a file: ``class A(pkg.Base, Mixin)``
+    gives ``A`` and pkg, Base, Mixin."""
+    if b"class" not in data:
+        return
+    for match in at_line_start(_CLASS_HEADER, data):
+        yield match.group(1), _WORD.findall(match.group(2))
+
+
 def derived_class_names(sources: Iterable[bytes], roots: frozenset[str]) -> frozenset[str]:
     """Names of classes that derive, textually and transitively across files, from ``roots``.
 
@@ -100,11 +109,8 @@ def derived_class_names(sources: Iterable[bytes], roots: frozenset[str]) -> froz
     """
     bases_of: dict[str, set[str]] = {}
     for data in sources:
-        if b"class" not in data:
-            continue
-        for match in at_line_start(_CLASS_HEADER, data):
-            words = {w.decode() for w in _WORD.findall(match.group(2))}
-            bases_of.setdefault(match.group(1).decode(), set()).update(words)
+        for name, bases in class_statements(data):
+            bases_of.setdefault(name.decode(), set()).update(w.decode() for w in bases)
     derived: set[str] = set()
     frontier = set(roots)  # the roots themselves are not returned, only their subclasses
     while frontier:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from rlguard.engine.index import module_name_for
 from rlguard.engine.names import absolute_module
-from rlguard.engine.prefilter import at_line_start
+from rlguard.engine.prefilter import at_line_start, class_statements
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _SOURCE_SUFFIXES = (".py", ".pyi")
@@ -159,8 +159,6 @@ def _files_of(module: str, roots: Iterable[str]) -> tuple[str, ...]:
 
 
 # Read through ``at_line_start``: a pattern that starts with a literal is fast to search.
-_CLASS_BASES = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")
-_WORD = re.compile(rb"\w+")
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)")
 _IMPORT = re.compile(rb"import[ \t]+([^\n#;]*)")
 _MAX_REACHED = 2000  # files read to follow class bases, however large the project
@@ -195,9 +193,7 @@ def reached_by_class_bases(given: dict[str, bytes | None], resolver: ModuleResol
 
 def _base_words(data: bytes) -> set[bytes]:
     """Words in a file's class bases: ``class A(pkg.Base, Mixin)`` gives pkg, Base and Mixin."""
-    if b"class" not in data:
-        return set()
-    return {w for match in at_line_start(_CLASS_BASES, data) for w in _WORD.findall(match.group(1))}
+    return {word for _, bases in class_statements(data) for word in bases}
 
 
 def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[str, set[bytes]]]:
