@@ -525,10 +525,11 @@ class FileContext:
             return [("" if isinstance(value, cst.SetComp) else "[...]", value.elt)]
         if isinstance(value, cst.DictComp):
             return [("[...]", value.value)]
-        if isinstance(value, cst.Call) and depth <= _MAX_CONTAINER_DEPTH and self.callee(value) in _CONTAINER_CALLS:
+        callee = self.callee(value) if isinstance(value, cst.Call) and depth <= _MAX_CONTAINER_DEPTH else None
+        if isinstance(value, cst.Call) and callee in _CONTAINER_CALLS:
             keywords = [(f"[{e.keyword.value!r}]", e.value) for e in value.args if e.keyword is not None]
             args = [a.value for a in value.args if a.keyword is None and not a.star]
-            if self.callee(value) in _SEQUENCE_CALLS:  # nn.Sequential(a, b): items by position
+            if callee in _SEQUENCE_CALLS:  # nn.Sequential(a, b): items by position
                 return [(f"[{i}]", arg) for i, arg in enumerate(args)] if len(args) > 1 else \
                     [(where, item) for arg in args for where, item in self._container_elements(self.value_of(arg), depth + 1)]
             return keywords + [(where, item) for arg in args[:1]
