@@ -261,25 +261,35 @@ def _copy_failure(obj: Any, tensors: dict[int, Any]) -> tuple[Exception, list[An
 
 
 def _pickle_failure(obj: Any, tensors: dict[int, Any]) -> tuple[Exception, list[Any]] | None:
+    """Pickle ``obj`` as a worker receives it, tensors left out; on failure, again in Python to see where."""
     import copyreg
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
+    error = _pickle_error(obj, ForkingPickler)  # the C pickler that workers get: fast when it works
+    if error is None:
+        return None
+    # Python's pickler, with the reducers ForkingPickler adds (torch registers its own there):
+    # its frames say what it was pickling when it raised.
+    reducers = {**copyreg.dispatch_table, **vars(ForkingPickler)["_extra_reducers"]}
+    python = type("ForkingPythonPickler", (pickle._Pickler,), {"dispatch_table": reducers})
+    again = _pickle_error(obj, python)
+    if again is None:  # the two picklers disagree: nothing to point at but the whole object
+        return error, []
+    return again, _inside(again, pickle._Pickler.save.__code__, "obj")  # type: ignore[attr-defined]
+
+
+def _pickle_error(obj: Any, pickler: type) -> Exception | None:
     import torch
 
-    class _TensorlessPickler(pickle._Pickler):
-        """Python's pickler, so that its frames say what it was inside, with the reducers that
-        multiprocessing's ``ForkingPickler`` adds (torch registers its own there)."""
-
-        dispatch_table = {**copyreg.dispatch_table, **vars(ForkingPickler)["_extra_reducers"]}
-
+    class _Tensorless(pickler):
         def persistent_id(self, value: Any) -> int | None:
             return 0 if isinstance(value, torch.Tensor) else None
 
     try:
-        _TensorlessPickler(io.BytesIO()).dump(obj)
+        _Tensorless(io.BytesIO()).dump(obj)
     except Exception as error:  # any failure makes the member the culprit
-        return error, _inside(error, pickle._Pickler.save.__code__, "obj")  # type: ignore[attr-defined]
+        return error
     return None
 
 
