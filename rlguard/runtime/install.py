@@ -156,7 +156,7 @@ def _released(ref: weakref.ref[_settings.Settings]) -> None:
     """
     global _recheck
     _recheck = True  # before trying the lock: a holder that releases after this sees it
-    if _lock.acquire(blocking=False):
+    while _recheck and _lock.acquire(blocking=False):
         try:
             _restore_if_unused()
         finally:

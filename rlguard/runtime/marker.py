@@ -330,11 +330,14 @@ def _defined_at(cls: type) -> str:
     Python 3.11 fails at random (``SystemError: AST constructor recursion depth mismatch``)
     while another thread parses too; this runs inside collectors that users build in threads.
     """
-    codes = _method_codes(cls)
-    filename = codes[0].co_filename if codes else getattr(sys.modules.get(cls.__module__), "__file__", None)
+    try:
+        codes = _method_codes(cls)
+        filename = codes[0].co_filename if codes else getattr(sys.modules.get(cls.__module__), "__file__", None)
+        line = getattr(cls, "__firstlineno__", None) or filename and _class_line(filename, cls.__name__, codes)
+    except Exception:  # odd class attributes, a file that changed: the message goes without the place
+        return ""
     if not filename:
         return ""
-    line = getattr(cls, "__firstlineno__", None) or _class_line(filename, cls.__name__, codes)  # 3.13 has it
     return f", defined at {filename}:{line}" if line else f", defined in {filename}"
 
 
