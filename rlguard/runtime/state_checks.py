@@ -52,8 +52,7 @@ def check_loadable(buffer: Any, folder: Path) -> None:
     _check_buffer_metadata(folder / _BUFFER_METADATA, json_files)
     _check_storage(buffer, folder / "storage", json_files)
     _check_writer(buffer, folder / "writer", json_files)
-    if not check_sampler(buffer.sampler, folder / "sampler"):
-        _check_weights_files(folder / "sampler")
+    _check_sampler(buffer, folder / "sampler")
     _check_rng(folder / "rng_state")
     _check_transform(buffer, folder / "transform.t")
     check_prefetch(folder)
@@ -312,6 +311,17 @@ def _check_transform(buffer: Any, file: Path) -> None:
         if isinstance(wanted, torch.Tensor) and (not isinstance(value, torch.Tensor) or value.shape != wanted.shape):
             got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
             raise RLGuardError(f"{file}: key '{key}' holds {got}, but this buffer's transform holds {tuple(wanted.shape)}.")
+
+
+def _check_sampler(buffer: Any, folder: Path) -> None:
+    """The sampler's files; a sampler dumped on its own by rlguard (a buffer whose dumps was
+    not corrected) holds a state folder of its own, read as the sampler's loads reads it."""
+    if not folder.is_dir():
+        check_sampler(buffer.sampler, folder)  # a prioritized sampler's missing files are named
+        return
+    with state_folder.reading(folder) as resolved:
+        if not check_sampler(buffer.sampler, resolved):
+            _check_weights_files(resolved)
 
 
 def _check_weights_files(folder: Path) -> None:

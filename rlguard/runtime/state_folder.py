@@ -184,6 +184,7 @@ def reading(path: Path) -> Iterator[Path]:
 
     Raises ``RLGuardError`` naming the file when there is no state to read.
     """
+    gone = None
     for _ in range(_ATTEMPTS):
         folder = _resolve(path)
         try:
@@ -193,7 +194,13 @@ def reading(path: Path) -> Iterator[Path]:
                 raise RLGuardError(
                     f"{path}: missing or not a directory. Point loads() at the directory that dumps() wrote."
                 ) from None
-            continue  # collected after we read CURRENT: a newer generation is current
+            if folder == gone:  # CURRENT did not move on: the generation is missing, not collected
+                raise RLGuardError(
+                    f"{path / POINTER}: names {folder.name}, which is missing: the folder was damaged. "
+                    "Point CURRENT at a gen-* folder that is there, or dump again."
+                ) from None
+            gone = folder  # collected after we read CURRENT: a newer generation is current
+            continue
         try:
             if _still_valid(path, folder, held):
                 yield folder

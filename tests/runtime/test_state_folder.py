@@ -25,6 +25,7 @@ import torch
 from rlguard_runtime_helpers import current_state, tree_values
 from tensordict import TensorDict
 from torchrl.data import LazyTensorStorage
+from torchrl.data import ReplayBuffer as StockPlainBuffer
 
 from rlguard.runtime import RLGuardError, RLGuardWarning, state_folder
 from rlguard.runtime.buffer import TensorDictReplayBuffer
@@ -245,3 +246,22 @@ def test_a_corrupt_pointer_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(RLGuardError, match=r"CURRENT: does not name a generation"):
         target.loads(path)
     assert state(target) == before
+
+
+def test_a_pointer_to_a_missing_generation_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "rb"
+    marked(1).dumps(path)
+    (path / "CURRENT").write_text("gen-00000042\n")
+    with pytest.raises(RLGuardError, match=r"CURRENT: names gen-00000042, which is missing"):
+        buffer().loads(path)
+
+
+def test_a_sampler_dumped_on_its_own_inside_a_stock_buffer_dump_loads(tmp_path: Path) -> None:
+    """With install(samplers=True, buffers=False) torchrl's buffer dumps the sampler through
+    rlguard's sampler dumps, which writes a state folder of its own under sampler/."""
+    original = marked(3)
+    StockPlainBuffer.dumps(original, tmp_path)  # torchrl's, as when buffers are not corrected
+    assert (tmp_path / "sampler" / "CURRENT").exists()
+    loaded = buffer()
+    loaded.loads(tmp_path)
+    assert state(loaded) == state(original)

@@ -124,6 +124,17 @@ def test_deeply_nested_sampler_metadata_raises_rlguard_error(tmp_path: Path) -> 
         sampler.loads(tmp_path)  # RecursionError before
 
 
+def test_the_random_generator_round_trips_and_a_damaged_one_is_refused(tmp_path: Path) -> None:
+    original = filled(12, seed=2, generator=torch.Generator().manual_seed(7))
+    original.dumps(tmp_path)
+    target = filled(5, seed=1, generator=torch.Generator().manual_seed(1))
+    target.loads(tmp_path)
+    assert torch.equal(target._rng.get_state(), original._rng.get_state())
+    memmap = current_state(tmp_path) / "rng_state" / "rng_state.memmap"
+    memmap.write_bytes(memmap.read_bytes()[:10])
+    refused(tmp_path, "rng_state.memmap: holds 10 bytes")
+
+
 # --- transforms ----------------------------------------------------------------------------
 
 
