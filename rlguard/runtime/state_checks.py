@@ -71,17 +71,14 @@ def _read_json(file: Path) -> Any:
 
 
 def _state_files(folder: Path, pattern: str) -> list[Path]:
-    """The files of the state in ``folder`` matching ``pattern``, at any depth; a flat state's
-    folder may also hold the protocol's entries (a first dump's staging folder), never read."""
-    found = []
-    for entry in sorted(folder.iterdir()):
-        if state_folder.is_protocol_entry(entry.name):
-            continue
-        if entry.is_dir():
-            found += sorted(entry.rglob(pattern))
-        elif entry.match(pattern):
-            found.append(entry)
-    return found
+    """The files of the state in ``folder`` matching ``pattern``, at any depth, outside the
+    protocol's entries (a flat state's folder may hold a first dump's staging folder, and a
+    sampler dumped on its own a state folder of its own: its loads reads that)."""
+    return [
+        file
+        for file in sorted(folder.rglob(pattern))
+        if not any(state_folder.is_protocol_entry(part) for part in file.relative_to(folder).parts)
+    ]
 
 
 def _read_all_json(folder: Path) -> dict[Path, Any]:

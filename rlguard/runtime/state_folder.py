@@ -119,7 +119,7 @@ def write(path: Path, fill: Callable[[Path], None], flat_entries: Iterable[str])
     with _locked(path / _LOCK):  # so collection never takes a folder not yet locked
         staging = path / f"{_STAGING}{os.getpid()}-{secrets.token_hex(4)}"
         staging.mkdir()
-        held = _lock_folder(staging, exclusive=True)
+        held: int | None = _lock_folder(staging, exclusive=True)
     try:
         token = _staging.set(True)
         try:
@@ -130,12 +130,15 @@ def write(path: Path, fill: Callable[[Path], None], flat_entries: Iterable[str])
         with _locked(path / _LOCK):
             generation = path / f"gen-{_next_number(path):08d}"
             os.rename(staging, generation)
+            _unlock(held)  # the commit lock now keeps other writers' collection off it
+            held = None
             fsync_directory(path)
             replace_file(path / POINTER, f"{generation.name}\n".encode())  # the commit point
             _collect(path, generation.name, frozenset(flat_entries))
     finally:
-        _unlock(held)
-        shutil.rmtree(staging, ignore_errors=True)  # only there if fill() or the commit failed
+        if held is not None:
+            _unlock(held)
+            shutil.rmtree(staging, ignore_errors=True)  # fill() or the fsync failed
 
 
 def _next_number(path: Path) -> int:
