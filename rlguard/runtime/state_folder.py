@@ -8,8 +8,8 @@ A state folder ``path`` holds::
     path/.lock            taken by writers, only to commit
     path/.trash-*         a collected generation being deleted
 
-A writer fills a private ``.staging-*`` folder (no lock held), fsyncs it, then, under the
-commit lock, renames it to the next ``gen-N`` and replaces ``CURRENT`` by a rename: the commit
+A writer fills a private ``.staging-*`` folder, holding an exclusive ``flock`` on it so that
+no other writer collects it, fsyncs it, then, under the commit lock, renames it to the next ``gen-N`` and replaces ``CURRENT`` by a rename: the commit
 point. SIGKILL before it leaves the previous generation current; after it, the new one. Still
 under the commit lock, it collects what no one uses: older generations, staging folders of dead
 writers, and a flat state left by stock torchrl or an older rlguard.
@@ -48,10 +48,7 @@ try:
 except ImportError:  # Windows: no flock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = [
-    "POINTER", "fsync_directory", "fsync_tree", "inside_staging", "is_protocol_entry", "parse_json",
-    "reading", "replace_file", "write",
-]
+__all__ = ["POINTER", "inside_staging", "is_protocol_entry", "parse_json", "reading", "write"]
 
 POINTER = "CURRENT"
 _LOCK = ".lock"
@@ -119,26 +116,27 @@ def write(path: Path, fill: Callable[[Path], None], flat_entries: Iterable[str])
     with _locked(path / _LOCK):  # so collection never takes a folder not yet locked
         staging = path / f"{_STAGING}{os.getpid()}-{secrets.token_hex(4)}"
         staging.mkdir()
-        held: int | None = _lock_folder(staging, exclusive=True)
+        held = _lock_folder(staging, exclusive=True)
+    renamed = False
     try:
         token = _staging.set(True)
         try:
             fill(staging)
         finally:
             _staging.reset(token)
-        fsync_tree(staging)
+        _fsync_tree(staging)
         with _locked(path / _LOCK):
             generation = path / f"gen-{_next_number(path):08d}"
             os.rename(staging, generation)
+            renamed = True
             _unlock(held)  # the commit lock now keeps other writers' collection off it
-            held = None
-            fsync_directory(path)
-            replace_file(path / POINTER, f"{generation.name}\n".encode())  # the commit point
+            _fsync_directory(path)
+            _replace_file(path / POINTER, f"{generation.name}\n".encode())  # the commit point
             _collect(path, generation.name, frozenset(flat_entries))
     finally:
-        if held is not None:
+        if not renamed:  # fill() or the fsync failed
             _unlock(held)
-            shutil.rmtree(staging, ignore_errors=True)  # fill() or the fsync failed
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _next_number(path: Path) -> int:
@@ -161,7 +159,10 @@ def _collect(path: Path, current: str, flat_entries: frozenset[str]) -> None:
         if held is not None:  # no reader is loading the flat state
             try:
                 for entry in flat:
-                    shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.rmtree(entry)
+                    else:
+                        entry.unlink()
             finally:
                 _unlock(held)
 
@@ -240,7 +241,7 @@ def _still_valid(path: Path, folder: Path, held: int) -> bool:
     if folder == path:
         return not (path / POINTER).exists()
     try:
-        return os.stat(folder).st_ino == os.fstat(held).st_ino
+        return held == _NO_LOCK or os.stat(folder).st_ino == os.fstat(held).st_ino
     except FileNotFoundError:
         return False
 
@@ -259,41 +260,49 @@ def _locked(file: Path) -> Iterator[None]:
         os.close(descriptor)  # closing drops the lock; so does the kernel when a process dies
 
 
+_NO_LOCK = -1  # where fcntl is missing: folders are opened by nothing and locked by no one
+
+
 def _lock_folder(folder: Path, *, exclusive: bool) -> int:
     """An open descriptor of ``folder`` holding a flock on it (blocking)."""
+    if fcntl is None:
+        if not folder.is_dir():
+            raise FileNotFoundError(folder)
+        return _NO_LOCK
     descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    if fcntl is not None:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        except BaseException:
-            os.close(descriptor)
-            raise
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    except BaseException:
+        os.close(descriptor)
+        raise
     return descriptor
 
 
 def _try_lock_folder(folder: Path) -> int | None:
     """An exclusive flock on ``folder`` if no one holds it now; None otherwise."""
+    if fcntl is None:
+        return _NO_LOCK if folder.is_dir() else None
     try:
         descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except (FileNotFoundError, NotADirectoryError):
         return None
-    if fcntl is not None:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(descriptor)
-            return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        return None
     return descriptor
 
 
 def _unlock(descriptor: int) -> None:
-    os.close(descriptor)
+    if descriptor != _NO_LOCK:
+        os.close(descriptor)  # closing drops the flock
 
 
 # --- durable files -------------------------------------------------------------------------
 
 
-def replace_file(file: Path, data: bytes) -> None:
+def _replace_file(file: Path, data: bytes) -> None:
     """Write ``file`` whole or not at all, durably: on disk before it replaces the old one."""
     partial = file.with_name(file.name + ".partial")
     descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -305,10 +314,10 @@ def replace_file(file: Path, data: bytes) -> None:
     finally:
         os.close(descriptor)
     os.replace(partial, file)
-    fsync_directory(file.parent)
+    _fsync_directory(file.parent)
 
 
-def fsync_tree(root: Path) -> None:
+def _fsync_tree(root: Path) -> None:
     """Every file and folder under ``root`` on disk (torchrl writes through memmaps and open())."""
     for folder, _, files in os.walk(root):
         for name in files:
@@ -317,10 +326,10 @@ def fsync_tree(root: Path) -> None:
                 os.fsync(descriptor)
             finally:
                 os.close(descriptor)
-        fsync_directory(Path(folder))
+        _fsync_directory(Path(folder))
 
 
-def fsync_directory(path: Path) -> None:
+def _fsync_directory(path: Path) -> None:
     """Make a rename inside ``path`` durable (POSIX; Windows cannot open directories)."""
     if os.name != "posix":
         return

@@ -265,3 +265,19 @@ def test_a_sampler_dumped_on_its_own_inside_a_stock_buffer_dump_loads(tmp_path: 
     loaded = buffer()
     loaded.loads(tmp_path)
     assert state(loaded) == state(original)
+
+
+def test_without_flock_dumps_and_loads_still_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where fcntl is missing (Windows), dumps stay atomic; only concurrent use is unprotected."""
+    monkeypatch.setattr(state_folder, "fcntl", None)
+    path = tmp_path / "rb"
+    marked(1).dumps(path)
+    marked(2).dumps(path)
+    assert Checker(path)() == "complete" and state(_loaded(path)) == state(marked(2))
+    assert sorted(entry.name for entry in path.iterdir())[1:] == ["CURRENT", "gen-00000002"]
+
+
+def _loaded(path: Path) -> TensorDictReplayBuffer:
+    made = buffer()
+    made.loads(path)
+    return made
