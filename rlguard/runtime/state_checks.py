@@ -185,7 +185,7 @@ def _capacity(storage: Any) -> int:
     """Transitions along the storage's first dimension (its max_size when that is unknown)."""
     try:
         return int(storage._max_size_along_dim0())
-    except (RuntimeError, TypeError, AttributeError):
+    except (RuntimeError, ValueError, TypeError, AttributeError):  # a multi-dimensional one before data
         return int(storage.max_size)
 
 
@@ -206,8 +206,13 @@ def _check_storage(buffer: Any, folder: Path, json_files: Mapping[Path, Any]) ->
         raise _fail(described, "is_pytree", f"must be true or false, got {metadata['is_pytree']!r}")
     if not isinstance(metadata["metadata"], dict):
         raise _fail(described, "metadata", f"must be an object, got {type(metadata['metadata']).__name__}")
-    _check_count(described, metadata, "len", 0, int(storage.max_size))
+    _check_count(described, metadata, "len", 0, _room(storage))
     current = storage._storage if storage.initialized else None
+    if metadata["is_pytree"] and current is None:
+        raise RLGuardError(
+            f"{described}: holds plain tensors, which torchrl loads only into a storage that already "
+            "holds data of their shape; extend this buffer once (e.g. with one transition) before loads()."
+        )
     # An empty storage is built from the dump at the capacity it was given.
     capacity = storage.max_size if current is None and storage.ndim == 1 else None
     tensors = _described_tensors(folder, metadata, json_files)
@@ -223,6 +228,14 @@ def _check_storage(buffer: Any, folder: Path, json_files: Mapping[Path, Any]) ->
                 f"{file}: holds a {shape} tensor, but this buffer's storage {room}: "
                 "the dump comes from a buffer of another capacity or layout."
             )
+
+
+def _room(storage: Any) -> int | None:
+    """How many elements the storage's length may count: its capacity, times the trailing
+    dimensions of a multi-dimensional storage (unknown before it holds data)."""
+    if storage.ndim == 1:
+        return int(storage.max_size)
+    return math.prod(storage.shape) if storage.initialized else None
 
 
 def _described_tensors(

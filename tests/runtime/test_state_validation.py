@@ -5,6 +5,7 @@ torchrl's own folders (read safely)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 import warnings
@@ -16,12 +17,14 @@ import pytest
 import torch
 from rlguard_runtime_helpers import current_state, only, tree_values
 from tensordict import TensorDict
-from torchrl.data import LazyTensorStorage, TensorDictPrioritizedReplayBuffer
+from torchrl.data import LazyMemmapStorage, LazyTensorStorage, TensorDictPrioritizedReplayBuffer
 from torchrl.data import TensorDictReplayBuffer as StockBuffer
+from torchrl.data.replay_buffers.samplers import SamplerWithoutReplacement
+from torchrl.data.replay_buffers.writers import TensorDictMaxValueWriter
 from torchrl.envs.transforms import Compose, ObservationNorm
 
 from rlguard.runtime import RLGuardError, RLGuardWarning, installed
-from rlguard.runtime.buffer import TensorDictReplayBuffer
+from rlguard.runtime.buffer import ReplayBuffer, TensorDictReplayBuffer
 from rlguard.runtime.sampler import PrioritizedSampler
 
 CAPACITY = 20
@@ -133,6 +136,44 @@ def test_the_random_generator_round_trips_and_a_damaged_one_is_refused(tmp_path:
     memmap = current_state(tmp_path) / "rng_state" / "rng_state.memmap"
     memmap.write_bytes(memmap.read_bytes()[:10])
     refused(tmp_path, "rng_state.memmap: holds 10 bytes")
+
+
+def test_plain_tensors_into_an_empty_storage_are_refused_with_the_remedy(tmp_path: Path) -> None:
+    original = ReplayBuffer(storage=LazyTensorStorage(CAPACITY), batch_size=4)
+    original.extend(torch.arange(30.0).reshape(15, 2))
+    original.dumps(tmp_path)
+    empty = ReplayBuffer(storage=LazyTensorStorage(CAPACITY), batch_size=4)
+    with pytest.raises(RLGuardError, match=r"storage_metadata\.json: holds plain tensors, .* extend this buffer once"):
+        empty.loads(tmp_path)  # torchrl's RuntimeError before
+    assert len(empty) == 0
+    empty.extend(torch.zeros(1, 2))
+    empty.loads(tmp_path)
+    assert torch.equal(empty.storage[:15], original.storage[:15])
+
+
+LAYOUTS: dict[str, Callable[[], Any]] = {
+    "max-value writer": lambda: TensorDictReplayBuffer(
+        storage=LazyTensorStorage(10), writer=TensorDictMaxValueWriter(rank_key="r"), batch_size=2
+    ),
+    "memmap storage, sampler without replacement": lambda: TensorDictReplayBuffer(
+        storage=LazyMemmapStorage(10), sampler=SamplerWithoutReplacement(), batch_size=2
+    ),
+    "two-dimensional storage": lambda: TensorDictReplayBuffer(storage=LazyTensorStorage(10, ndim=2), batch_size=2),
+}
+
+
+@pytest.mark.parametrize("make", LAYOUTS.values(), ids=LAYOUTS.keys())
+def test_valid_states_of_other_layouts_load(tmp_path: Path, make: Callable[[], Any]) -> None:
+    """Near misses of the checks: other writers, samplers and storage shapes are not refused."""
+    original = make()
+    shape = [3, 4] if original.storage.ndim == 2 else [15]
+    original.extend(TensorDict(obs=torch.arange(float(math.prod(shape))).reshape(shape), r=torch.rand(shape), batch_size=shape))
+    original.sample()
+    original.dumps(tmp_path)
+    loaded = make()
+    loaded.loads(tmp_path)
+    assert len(loaded) == len(original) and loaded.writer._cursor == original.writer._cursor
+    assert torch.equal(loaded.storage[: len(original.storage)]["obs"], original.storage[: len(original.storage)]["obs"])
 
 
 # --- transforms ----------------------------------------------------------------------------
