@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import pickle
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ _STORAGE_METADATA = "storage_metadata.json"
 _TENSORDICT_META = "meta.json"
 # Files that only an unpickler reads (tensordict's non-tensor fields); refused anywhere.
 _PICKLE_SUFFIXES = (".pickle", ".pkl")
+# Files torchrl reads with torch.load, safe only with its default weights_only=True.
+_TORCH_SUFFIXES = (".pt", ".t")
 _AGAIN = "Dump the buffer again."
 
 
@@ -116,14 +119,21 @@ def _check_count(file: Path, data: Mapping[str, Any], field: str, low: int, high
 
 def _check_no_code(folder: Path, json_files: Mapping[Path, Any]) -> None:
     """Refuse what would make torchrl's or tensordict's loaders import or unpickle: pickled
-    non-tensor fields, a tensorclass named by its import path, and a dtype string that
-    CompressedListStorage hands to ``eval``."""
+    non-tensor fields, ``.pt`` files while torch is told to unpickle them in full, a tensorclass
+    named by its import path, and a dtype string that CompressedListStorage hands to ``eval``."""
     for file in _state_files(folder, "*"):
         if file.suffix in _PICKLE_SUFFIXES and file != folder / _PREFETCH_PICKLE:
             raise RLGuardError(
                 f"{file}: a pickle; loading it would run whatever code it names, so rlguard never "
                 "unpickles a state file. Store plain tensors (no non-tensor Python objects) and dump again."
             )
+    unsafe_torch_load = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in ("1", "y", "yes", "true")
+    weights = [file for file in _state_files(folder, "*") if file.suffix in _TORCH_SUFFIXES]
+    if unsafe_torch_load and weights:
+        raise RLGuardError(
+            f"{weights[0]}: TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD is set, so torchrl's torch.load would "
+            "unpickle it in full and run any code it names. Unset it to load this state."
+        )
     for file, data in json_files.items():
         problem = _code_in(data)
         if problem:

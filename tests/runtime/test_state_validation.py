@@ -245,6 +245,12 @@ def test_a_tensorclass_import_path_is_refused(tmp_path: Path) -> None:
     refused(tmp_path / "rb", "names the class 'antigravity.Fly' to import")
 
 
+def test_torch_files_are_refused_while_torch_is_told_to_unpickle_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    normalized(2.0).dumps(tmp_path)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    refused(tmp_path, "transform.t: TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD is set")
+
+
 def stock_buffer(prefetch: int | None = None) -> StockBuffer:
     made = StockBuffer(storage=LazyTensorStorage(CAPACITY), batch_size=4, prefetch=prefetch)
     made.extend(TensorDict(obs=torch.arange(12.0) + 200, batch_size=[12]))
