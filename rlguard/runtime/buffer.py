@@ -204,7 +204,8 @@ class ReplayBuffer(_StockPlain):
 
     With ``pin_memory=True`` the whole sample is pinned (info included); without an
     accelerator the buffer warns once at construction and samples stay pageable instead of
-    failing on every ``sample()``. ``dumps`` is crash-consistent and ``loads`` all or nothing.
+    failing on every ``sample()``. ``dumps`` commits a whole generation of the state folder
+    atomically, and ``loads`` is all or nothing and never unpickles.
     """
 
     __init__ = _plain_init
@@ -221,7 +222,9 @@ class TensorDictReplayBuffer(_Stock):
     With ``pin_memory=True`` the whole sample is pinned (index and priority weights included,
     whether or not its device is None); without an accelerator the buffer warns once at
     construction and samples stay pageable instead of failing on every ``sample()``.
-    ``dumps`` is crash-consistent and ``loads`` all or nothing.
+    ``dumps`` commits a whole generation of the state folder atomically, and ``loads`` is all or
+    nothing and never unpickles; rlguard's own errors raised by a priority update at ``extend``
+    reach the caller unwrapped.
     """
 
     __init__ = _init
@@ -236,8 +239,8 @@ class TensorDictReplayBuffer(_Stock):
 
 def patches() -> list[Patch]:
     """torchrl's ReplayBuffer and TensorDictReplayBuffer, and so every subclass that defers to
-    them, pin correctly and checkpoint safely; priority updates skip a reduction that stalls on
-    busy machines. TensorDictReplayBuffer's own ``__init__`` defers
+    them, pin correctly and checkpoint safely (prefetch state included); priority updates skip
+    a reduction that stalls on busy machines, and ``extend`` lets rlguard's errors through. TensorDictReplayBuffer's own ``__init__`` defers
     to ReplayBuffer's; its ``sample`` adds the info entries after ReplayBuffer's, so it is
     corrected too."""
     return [
