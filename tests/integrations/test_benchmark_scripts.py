@@ -60,3 +60,12 @@ def test_pinned_h2d_benchmark_measures_or_says_what_it_needs(tmp_path):
     else:
         assert report == {"skipped": report["skipped"]} and report["skipped"].startswith("needs CUDA")
         assert "needs CUDA" in stdout
+
+
+def test_state_folder_trial(tmp_path):
+    out = tmp_path / "state.json"
+    run("state_folder.py", "--writers", "1", "--readers", "1", "--dumps", "2", "--runs", "1", "--kills", "2",
+        "--out", str(out))
+    report = json.loads(out.read_text())
+    assert report["concurrent"]["dumps"] == {"complete": 2} and set(report["concurrent"]["loads"]) <= {"complete"}
+    assert report["kills"]["after_kill"] == {"complete": 2}
