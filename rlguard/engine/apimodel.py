@@ -1,7 +1,7 @@
 """The libraries' types as data: what torch, tensordict and torchrl functions, methods and classes give.
 
-``apimodel.json`` is generated from the installed libraries by ``python -m rlguard.engine.apimodel --write``
-(see ``apimodel_build``); this module only reads it, and never imports torch. The same command writes
+``apimodel.json`` is generated from the installed libraries by ``python -m rlguard_dev.apimodel --write``
+(a maintainer's tool outside the package); this module only reads it, and never imports torch. The same command writes
 ``apimodel_classes.json``, a small extract: the names of the library's transforms, replay buffers, trainers
 and recurrent modules, which the pre-filter needs on every run (the whole model, only some files need).
 
@@ -17,7 +17,6 @@ which the rules never report.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -162,9 +161,3 @@ def class_names() -> dict[str, frozenset[str]]:
 def model() -> ApiModel:
     """The shipped model (read once per process)."""
     return ApiModel(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
-
-
-if __name__ == "__main__":
-    from rlguard.engine.apimodel_build import main
-
-    sys.exit(main(sys.argv[1:]))

@@ -25,18 +25,18 @@ pytest.importorskip("tensordict")
 
 
 def test_shipped_model_is_current_for_the_installed_stack():
-    from rlguard.engine.apimodel_build import build_model, render
+    from rlguard_dev.apimodel import build_model, render
 
     assert MODEL_PATH.read_text(encoding="utf-8") == render(build_model()), (
-        "rlguard/engine/apimodel.json is stale: run `python -m rlguard.engine.apimodel --write`"
+        "rlguard/engine/apimodel.json is stale: run `python -m rlguard_dev.apimodel --write`"
     )
 
 
 def test_shipped_class_names_are_current_and_agree_with_the_model():
-    from rlguard.engine.apimodel_build import build_model, render_classes
+    from rlguard_dev.apimodel import build_model, render_classes
 
     assert CLASSES_PATH.read_text(encoding="utf-8") == render_classes(build_model()), (
-        "rlguard/engine/apimodel_classes.json is stale: run `python -m rlguard.engine.apimodel --write`"
+        "rlguard/engine/apimodel_classes.json is stale: run `python -m rlguard_dev.apimodel --write`"
     )
     assert class_names() == {kind: model().names_of_kind(kind, package) for kind, package in KIND_PACKAGES.items()}
 

@@ -136,7 +136,7 @@ def test_workflows_use_the_action_on_this_repo_and_run_the_tests():
     assert "-c constraints.txt" in runs
     assert "pytest tests" in runs
     assert "mkdocs build --strict" in runs
-    assert "python -m rlguard.docs --check" in runs
+    assert "python -m rlguard_dev.docs --check" in runs
     # torch is installed before anything that depends on it
     ordered = [s.get("run", "") for s in steps["ci.yml"]]
     assert min(i for i, r in enumerate(ordered) if "torch==2.13.0" in r) < min(i for i, r in enumerate(ordered) if "[runtime,test]" in r)

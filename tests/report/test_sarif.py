@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from rlguard.config import Config
-from rlguard.docs import DOCS_URL, generate, rule_url
+from rlguard.docs import DOCS_URL, rule_url
 from rlguard.engine.findings import Finding, FixSummary, Report, Span
 from rlguard.engine.runner import RunOptions, check
 from rlguard.engine.target import Target
@@ -23,6 +23,7 @@ from rlguard.report import sarif
 from rlguard.report.sarif_fixes import fix_edits, text_edits
 from rlguard.rules import ENGINE_CODES, RULES
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+from rlguard_dev.docs import generate
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
