@@ -96,6 +96,25 @@ def test_rules_table_lists_every_code_with_help_uri_into_the_docs(validator):
         assert rule["name"] and rule["shortDescription"]["text"]
 
 
+def test_rule_texts_are_the_rules_own(validator):
+    """Read from the catalog, they say what the rule classes say."""
+    rules = {rule["id"]: rule for rule in validate(validator, sarif.render(Report()))["runs"][0]["tool"]["driver"]["rules"]}
+    for rule in RULES:
+        entry = rules[rule.code]
+        assert entry["name"] == rule.name
+        assert entry["shortDescription"]["text"] == rule.summary.rstrip(".") + "."
+        assert entry["fullDescription"]["text"] == " ".join(rule.why.split())
+    assert rules["RLG000"]["shortDescription"]["text"] == "A file that does not parse."
+
+
+def test_writing_sarif_imports_no_rule_module_and_no_generator():
+    """A reporter only formats: the rules table comes from the generated catalog."""
+    probe = ("import sys; from rlguard.engine.findings import Report; from rlguard.report import sarif; sarif.render(Report()); "
+             "print(sorted(m for m in sys.modules if m.startswith(('rlguard.rules.', 'rlguard_dev', 'libcst'))))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
 def test_results_regions_rule_index_and_uris(validator):
     findings = [make(), make(path="./pkg/we,ird:name #1.py", line=4), make(path="/abs/dir/x y.py", code="RLG000", fix=False)]
     document = validate(validator, sarif.render(Report(findings=findings)))
