@@ -18,6 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from rlguard.engine.rule_info import RuleInfo
 from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
@@ -39,6 +40,9 @@ class Config(NamedTuple):
     rule_options: Mapping[str, Mapping[str, Any]] = {}  # shared by every default Config: read only
     timeout: float = 10.0  # seconds per file
     max_file_size: int = 10_000_000  # bytes
+    # The rules the engine chooses from (select, ignore, target), by code: the engine is handed them
+    # here and keeps no registry of its own. Shared by every default Config: read only.
+    rules: Mapping[str, RuleInfo] = CATALOG
 
     def excludes(self, path: str) -> bool:
         """Whether ``exclude`` matches this file (its path relative to the root, any folder on it, or its name)."""

@@ -1,7 +1,7 @@
 """The libraries' types as data: what torch, tensordict and torchrl functions, methods and classes give.
 
-``apimodel.json`` is generated from the installed libraries by ``python -m rlguard.engine.apimodel --write``
-(see ``apimodel_build``); this module only reads it, and never imports torch. The same command writes
+``apimodel.json`` is generated from the installed libraries by ``python -m rlguard_dev.apimodel --write``
+(a maintainer's tool outside the package); this module only reads it, and never imports torch. The same command writes
 ``apimodel_classes.json``, a small extract: the names of the library's transforms, replay buffers, trainers
 and recurrent modules, which the pre-filter needs on every run (the whole model, only some files need).
 
@@ -17,12 +17,13 @@ which the rules never report.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
+
+from rlguard.engine.mro import c3_merge
 
 MODEL_PATH = Path(__file__).with_name("apimodel.json")
 CLASSES_PATH = Path(__file__).with_name("apimodel_classes.json")
@@ -55,6 +56,7 @@ class ApiModel:
         self._names: dict[str, str] = data["names"]
         self.tuple_fields: frozenset[str] = frozenset(data["tuple_fields"])
         self._names_of_kind: dict[tuple[str, str], frozenset[str]] = {}
+        self._mro: dict[str, list[str]] = {}
 
     # ----- classes -----
     def class_name(self, qualname: str) -> str | None:
@@ -81,16 +83,21 @@ class ApiModel:
         return found
 
     def ancestry(self, qualname: str) -> list[str]:
-        """The class and its modelled bases, nearest first (depth-first, each once)."""
+        """The class and its modelled ancestors in Python's method resolution order (C3), as a
+        project class's are (``ProjectIndex.mro``); empty for a class the model does not know."""
         own = self.class_name(qualname)
-        order: list[str] = []
-        pending = [own] if own is not None else []
-        while pending:
-            current = pending.pop(0)
-            if current not in order:
-                order.append(current)
-                pending = list(self._classes[current]["bases"]) + pending
-        return order
+        return self._linearisation(own) if own is not None else []
+
+    def _linearisation(self, own: str) -> list[str]:
+        found = self._mro.get(own)
+        if found is None:
+            bases = self._classes[own]["bases"]
+            parents = [self._linearisation(base) for base in bases]
+            # The model keeps only modelled bases, and real classes have an order, so the merge succeeds;
+            # were it ever to fail, the parents' orders one after another still name every ancestor.
+            merged = c3_merge([*parents, bases], key=str)
+            found = self._mro[own] = [own, *(merged if merged is not None else dict.fromkeys(a for p in parents for a in p))]
+        return found
 
     def method(self, qualname: str, method: str) -> Any:
         """What ``instance.method(...)`` gives for an instance of the class (a kind or overloads); None: unknown."""
@@ -162,9 +169,3 @@ def class_names() -> dict[str, frozenset[str]]:
 def model() -> ApiModel:
     """The shipped model (read once per process)."""
     return ApiModel(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
-
-
-if __name__ == "__main__":
-    from rlguard.engine.apimodel_build import main
-
-    sys.exit(main(sys.argv[1:]))

@@ -11,6 +11,8 @@ import os
 from typing import Any, NamedTuple, TypeVar
 from collections.abc import Callable, Mapping
 
+from rlguard.engine.mro import c3_merge
+
 
 class AttrFact(NamedTuple):
     """One ``self.<attr> = <value>`` seen in a method of a class."""
@@ -119,6 +121,10 @@ Loader = Callable[[str], FileFacts | None]
 # (module, asking file) -> the files on disk that define the module, first match first (see engine.project).
 Resolver = Callable[[str, str], tuple[str, ...]]
 Ancestor = tuple[str, "ClassFacts | None"]
+
+
+def _name(ancestor: Ancestor) -> str:
+    return ancestor[0]
 _MAX_MRO_DEPTH = 64
 _MAX_FOLLOWED = 16  # factories followed through other factories
 _T = TypeVar("_T")
@@ -298,10 +304,11 @@ class ProjectIndex:
             if cls is None or (leaf is not None and (leaf(name) or leaf(key))):
                 memo[key] = [(name if cls is None else key, cls)]
                 return memo[key]
-            parents = [linearise(base, cls.path, depth + 1) for base in cls.bases if base != "?"]
-            if any(p is None for p in parents):
+            found = [linearise(base, cls.path, depth + 1) for base in cls.bases if base != "?"]
+            parents = [p for p in found if p is not None]
+            if len(parents) < len(found):
                 return None
-            merged = _c3_merge([list(p) for p in parents if p] + [[p[0] for p in parents if p]])
+            merged = c3_merge([*parents, [p[0] for p in parents if p]], key=_name)
             memo[key] = None if merged is None else [(key, cls), *merged]
             return memo[key]
 
@@ -333,19 +340,3 @@ class ProjectIndex:
             del self._unindexed[path]
             self._file(path)
         return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
-
-
-def _c3_merge(sequences: list[list[Ancestor]]) -> list[Ancestor] | None:
-    """C3's merge: repeatedly take the first head that is in no other sequence's tail."""
-    result: list[Ancestor] = []
-    sequences = [s for s in sequences if s]
-    while sequences:
-        for sequence in sequences:
-            head = sequence[0][0]
-            if not any(head in (name for name, _ in s[1:]) for s in sequences):
-                break
-        else:
-            return None
-        result.append(sequence[0])
-        sequences = [rest for s in sequences if (rest := [item for item in s if item[0] != head])]
-    return result

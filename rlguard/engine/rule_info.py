@@ -2,8 +2,9 @@
 
 Selecting, configuring and pre-filtering rules needs only their metadata (code, name, options,
 the torchrl versions they apply to, their pre-filter tokens). The rules package reads it from a
-generated file and registers it here on import, so a run imports a rule's module, and libcst,
-only for a file that needs the rule's visitor. This module imports no dataclass machinery:
+generated file (``rlguard.rules.CATALOG``), and the configuration hands it to the engine
+(``Config.rules``): the engine keeps no registry of its own. A run imports a rule's module, and
+libcst, only for a file that needs the rule's visitor. This module imports no dataclass machinery:
 a run served from the cache pays for as little as it can.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
-from collections.abc import Iterable
 
 if TYPE_CHECKING:
     from rlguard.engine.prefilter import TokenGroups
@@ -70,19 +70,3 @@ class RuleInfo:
         if rule.code != self.code:
             raise ImportError(f"the rule catalog is stale: {self.module}.{self.qualname} is {rule.code}, not {self.code}")
         return rule
-
-
-_REGISTRY: dict[str, RuleInfo] = {}
-
-
-def register_rules(rules: Iterable[RuleInfo]) -> None:
-    """Called by the rules package on import with its catalog; codes are unique."""
-    for rule in rules:
-        known = _REGISTRY.setdefault(rule.code, rule)
-        if (known.module, known.qualname) != (rule.module, rule.qualname):
-            raise ImportError(f"rule code {rule.code} is defined twice ({known.module}, {rule.module})")
-
-
-def registered_rules() -> tuple[RuleInfo, ...]:
-    """Every registered rule's metadata, by code."""
-    return tuple(_REGISTRY[code] for code in sorted(_REGISTRY))

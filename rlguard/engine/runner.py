@@ -8,12 +8,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from rlguard.config import Config
+    from rlguard.engine.rule_info import RuleInfo
     from rlguard.notebook import Notebook, NotebookError
 
-from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import discover, is_notebook
@@ -21,7 +22,6 @@ from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Repor
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
-from rlguard.engine.rule_info import RuleInfo, registered_rules
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
 
@@ -38,16 +38,11 @@ class RunOptions(NamedTuple):
     sources: Mapping[str, bytes] | None = None
 
 
-def rules_by_code() -> dict[str, RuleInfo]:
-    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them),
-    as metadata: a rule's module is imported only when a file needs it."""
-    return {rule.code: rule for rule in registered_rules()}
-
-
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
+    """The codes of the rules this run applies, among those the configuration was handed (``config.rules``)."""
     select = list(options.select or config.select or ["ALL"])
     ignore = [*config.ignore, *options.ignore]
-    chosen = [r.code for r in registered_rules() if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
+    chosen = [r.code for r in config.rules.values() if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
     return tuple(chosen)
 
 
@@ -56,7 +51,7 @@ def _matches(code: str, patterns: Sequence[str]) -> bool:
 
 
 def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
-    rules = rules_by_code()
+    rules = config.rules
     options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
     # Tokens only ever narrow as torchrl grows, so the oldest admitted version gives the widest filter.
     tokens = {code: rules[code].prefilter_tokens(target.oldest) for code in codes}
@@ -103,7 +98,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     sources = {**sources, **{path: nb.source for path, nb in readable.items()}}
     resolver = ModuleResolver()
     texts = [c for c in contents.values() if c is not None]
-    if any(rules_by_code()[code].class_roots for code in codes):
+    if any(config.rules[code].class_roots for code in codes):
         texts += reached_by_class_bases(contents, resolver).values()  # bases defined in files not given
     settings = build_settings(config, codes, target, texts)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
@@ -190,14 +185,15 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
     return index
 
 
-def resolve(pending: PendingFinding, index: ProjectIndex, options: Mapping[str, Mapping[str, Any]]) -> Finding | None:
-    """A pending finding stands if it has no requirement or one of them holds."""
+def resolve(pending: PendingFinding, index: ProjectIndex, settings: Settings) -> Finding | None:
+    """A pending finding stands if it has no requirement or one of them holds (its rule, one of
+    ``settings.rules``, answers)."""
     finding = pending.finding
     if not pending.requires:
         return finding
-    rule = rules_by_code()[finding.code].load()
+    rule = settings.rules[finding.code].load()
     for requirement in pending.requires:
-        answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
+        answer = rule.resolve(requirement, index, finding.path, settings.options.get(finding.code, {}))
         if answer is not None:
             message, remedy = finding.message, finding.remedy
             for key, value in answer.items():
@@ -215,16 +211,16 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
         report.files_parsed += result.parsed
         ignored_here = project.config.ignored_codes(result.path)
         standing = [pending._replace(finding=finding) for pending in result.pending
-                    if (finding := resolve(pending, project.index, project.settings.options)) is not None
+                    if (finding := resolve(pending, project.index, project.settings)) is not None
                     and not _matches(finding.code, ignored_here)]
         if any(p.finding.span is None for p in standing):
             standing = _locate(project, result, standing)
         kept = [p.finding for p in standing if not _suppressed(p.finding, result)]
-        kept += _unknown_codes(result)
+        kept += _unknown_codes(result, project.config.rules)
         unused: list[Finding] = []
         if show_unused:
             ran = {code for code in (*project.settings.codes, *ENGINE_CODES) if not _matches(code, ignored_here)}
-            unused = _unused(result, ran)
+            unused = _unused(result, ran, project.config.rules)
         cells = project.notebooks.get(result.path)
         if cells is not None:
             kept, unused = [_in_cell(f, cells) for f in kept], [_in_cell(f, cells) for f in unused]
@@ -261,16 +257,16 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
     return located
 
 
-def _unknown_codes(result: FileResult) -> list[Finding]:
+def _unknown_codes(result: FileResult, rules: Mapping[str, RuleInfo]) -> list[Finding]:
     """A suppression naming an rlguard code that does not exist is a mistake worth reporting."""
-    known = set(rules_by_code()) | set(ENGINE_CODES)
+    known = set(rules) | set(ENGINE_CODES)
     return [
         engine_finding(result.path, "RLG100", s.line, 1, f"suppression names unknown rule code {code}")
         for s in result.suppressions for code in sorted(s.codes or ()) if code.startswith("RLG") and code not in known
     ]
 
 
-def _unused(result: FileResult, ran: set[str]) -> list[Finding]:
+def _unused(result: FileResult, ran: set[str], rules: Mapping[str, RuleInfo]) -> list[Finding]:
     """Suppressions that silenced nothing in this run, reported as RLG100 unused-noqa.
 
     Only a rule that ran on the file can show a suppression of it to be unused: one switched off by
@@ -280,7 +276,7 @@ def _unused(result: FileResult, ran: set[str]) -> list[Finding]:
     found = []
     for suppression in result.suppressions:
         if suppression.codes is None:
-            if not suppression.used and ran >= set(rules_by_code()):
+            if not suppression.used and ran >= set(rules):
                 found.append(engine_finding(result.path, "RLG100", suppression.line, 1, "unused blanket `noqa`"))
             continue
         for code in sorted(suppression.codes - suppression.used):

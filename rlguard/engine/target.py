@@ -25,7 +25,7 @@ else:  # pragma: no cover
 
 # The newest torchrl release the rules were written against; the default target.
 NEWEST_KNOWN_TORCHRL = (0, 14, 1)
-# The removed-API table (rlguard/upgrade_table.py) records the releases it was generated from.
+# The removed-API table (rlguard_dev/upgrade_table.py) records the releases it was generated from.
 REMOVED_API_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "removed_api.json")
 
 _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
@@ -82,7 +82,7 @@ def newest_admitted(spec: str) -> tuple[int, ...] | None:
 
 @functools.cache
 def removed_api_table() -> dict[str, Any]:
-    """The removed-API table as generated (rlguard/upgrade_table.py), read once per process: RLG006 and
+    """The removed-API table as generated (rlguard_dev/upgrade_table.py), read once per process: RLG006 and
     RLG007 build their entries from it, pins their known releases."""
     with open(REMOVED_API_FILE, encoding="utf-8") as handle:
         return json.load(handle)

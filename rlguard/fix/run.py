@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from rlguard.config import Config
 from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
 from rlguard.engine.findings import Finding, Fix
 from rlguard.engine.index import ProjectIndex
@@ -13,6 +13,9 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.parse import ParseError, decode, parse
 from rlguard.engine.suppress import is_suppressed
 from rlguard.fix.apply import apply_fixes, non_overlapping
+
+if TYPE_CHECKING:
+    from rlguard.config import Config  # the fixer is handed one; it reads no configuration itself
 
 MAX_PASSES = 4  # fixes that enable further fixes settle within a couple of passes
 
@@ -49,7 +52,7 @@ def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Fin
     fixes = [report.fix for _, report in analysis.reports]
     fixes += [None] * (len(result.pending) - len(fixes))  # engine findings (RLG000/RLG999) have no report
     for pending, fix in zip(result.pending, fixes, strict=False):
-        finding = resolve(pending, request.index, request.settings.options) if request.index else pending.finding
+        finding = resolve(pending, request.index, request.settings) if request.index else pending.finding
         if finding is None or any(finding.code.startswith(c) for c in ignored):
             continue
         kept.append((pending._replace(finding=finding), fix))

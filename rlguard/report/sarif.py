@@ -1,7 +1,8 @@
 """SARIF 2.1.0 for GitHub code scanning: a rules table, one result per finding, a region each.
 
 - ``tool.driver.rules`` lists every rule and engine diagnostic, each with ``helpUri`` pointing
-  at its page of the docs site;
+  at its page of the docs site; the texts come from the generated rule catalog, so no rule module
+  is imported to write them;
 - every result carries ``partialFingerprints`` so code scanning tracks it across commits;
 - a result whose finding has a fix carries ``fixes`` with the concrete text replacements, when
   the caller passes them (``rlguard.report.sarif_fixes.fix_edits`` computes them from the
@@ -23,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from rlguard import __version__
-from rlguard.docs import DOCS_URL, ENGINE_DOCS, rule_url
+from rlguard.docs import DOCS_URL, engine_summary, rule_url
 from rlguard.engine.findings import Finding, Report
-from rlguard.rules import ENGINE_CODES, RULES
+from rlguard.rules import CATALOG, ENGINE_CODES, TEXTS
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT = "rlguardFinding/v1"
@@ -67,20 +68,19 @@ def _rules() -> list[dict]:
             "id": rule.code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary.rstrip(".") + "."},
-            "fullDescription": {"text": " ".join(rule.why.split())},
+            "fullDescription": {"text": TEXTS[rule.code].description},
             "helpUri": rule_url(rule.code),
             "help": {"text": f"{rule.summary.rstrip('.')}. See {rule_url(rule.code)}",
                      "markdown": f"{rule.summary.rstrip('.')}. [Documentation]({rule_url(rule.code)})"},
             "defaultConfiguration": {"level": "error"},
         }
-        for rule in RULES
+        for rule in CATALOG.values()
     ]
     for code, name in ENGINE_CODES.items():
-        summary = ENGINE_DOCS.get(code, (name.replace("-", " ").capitalize(),))[0]
         table.append({
             "id": code,
             "name": name,
-            "shortDescription": {"text": summary + "."},
+            "shortDescription": {"text": engine_summary(code) + "."},
             "helpUri": rule_url(code),
             "defaultConfiguration": {"level": "error"},
         })

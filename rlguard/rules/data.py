@@ -6,7 +6,7 @@ Qualified names are the public import paths users write.
 Which library classes are transforms, replay buffers, trainers, recurrent modules or TensorDicts is
 not listed here: the API model answers it (``engine/apimodel.json`` and its small extract
 ``engine/apimodel_classes.json``, generated from the installed libraries' class hierarchy by
-``python -m rlguard.engine.apimodel --write``), read on first use. The tables left are behaviour no
+``python -m rlguard_dev.apimodel --write``), read on first use. The tables left are behaviour no
 class hierarchy states (who copies or pickles what, since which version), each with where it was read.
 """
 
@@ -304,7 +304,7 @@ JSON_ENCODER_KEYWORDS = ("default", "cls")
 
 
 # ----- the removed-API table (RLG006, RLG007) -----
-# removed_api.json is generated from the real wheels by ``python -m rlguard.upgrade_table --write``
+# removed_api.json is generated from the real wheels by ``python -m rlguard_dev.upgrade_table --write``
 # (tests/rules/test_removed_api_table.py keeps it in step). Versions are torchrl's; a tensordict
 # entry's versions are tensordict's, which share torchrl's minor (torchrl 0.N requires tensordict 0.N).
 @dataclass(frozen=True)

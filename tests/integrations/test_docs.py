@@ -13,10 +13,11 @@ import sys
 import pytest
 import yaml
 
-from rlguard import docs
+from rlguard.docs import DOCS_URL, explain
 from rlguard.cli import build_parser
 from rlguard.config import _TOP_KEYS, ConfigError, parse_config
 from rlguard.rules import ENGINE_CODES, RULES, RULES_BY_CODE
+from rlguard_dev import docs
 
 from tests.integrations.conftest import CHECKOUT
 
@@ -27,14 +28,14 @@ PAGES = sorted(p for p in DOCS.glob("*.md"))
 def test_generated_rule_pages_are_current():
     stale = docs.stale_pages(str(DOCS))
     assert not stale, (f"stale generated docs: {', '.join(stale)}. "
-                       "Regenerate them with `python -m rlguard.docs --write`.")
+                       "Regenerate them with `python -m rlguard_dev.docs --write`.")
 
 
 def test_every_rule_and_engine_code_has_a_page_and_explain_matches_it():
     generated = docs.generate()
     for rule in RULES:
         page = generated[f"rules/{rule.code}.md"]
-        assert docs.explain(rule.code).strip() in page
+        assert explain(rule.code).strip() in page
         assert f"[{rule.code}]({rule.code}.md)" in generated["rules/index.md"]
     for code in ENGINE_CODES:
         assert f"rules/{code}.md" in generated
@@ -43,7 +44,7 @@ def test_every_rule_and_engine_code_has_a_page_and_explain_matches_it():
 def test_check_and_write_modes(tmp_path):
     shutil.copytree(DOCS, tmp_path / "docs")
     target = tmp_path / "docs"
-    run = lambda *args: subprocess.run([sys.executable, "-m", "rlguard.docs", *args, "--docs-dir", str(target)],
+    run = lambda *args: subprocess.run([sys.executable, "-m", "rlguard_dev.docs", *args, "--docs-dir", str(target)],
                                        capture_output=True, text=True, timeout=120)
     docs.write_pages(str(target))  # bring the copy up to date first
     assert run("--check").returncode == 0
@@ -55,7 +56,7 @@ def test_check_and_write_modes(tmp_path):
     assert checked.returncode == 1
     for name in (page.name, "RLG998.md", "RLG000.md"):
         assert name in checked.stdout
-    assert "python -m rlguard.docs --write" in checked.stdout
+    assert "python -m rlguard_dev.docs --write" in checked.stdout
     written = run("--write")
     assert written.returncode == 0, written.stderr
     assert run("--check").returncode == 0
@@ -65,7 +66,7 @@ def test_check_and_write_modes(tmp_path):
 
 def test_site_url_is_the_docs_url_sarif_links_to():
     config = yaml.safe_load((CHECKOUT / "mkdocs.yml").read_text())
-    assert config["site_url"] == docs.DOCS_URL
+    assert config["site_url"] == DOCS_URL
     nav_files = [next(iter(item.values())) for item in config["nav"]]
     assert "rules/index.md" in nav_files
     for name in ("getting-started.md", "configuration.md", "fixes.md", "runtime.md", "integrations.md", "migrating.md"):
@@ -74,7 +75,7 @@ def test_site_url_is_the_docs_url_sarif_links_to():
 
 def test_mkdocs_build_strict(tmp_path):
     """The site builds with warnings as errors, from the docs as they would be after
-    `python -m rlguard.docs --write` (staleness is the test above's business)."""
+    `python -m rlguard_dev.docs --write` (staleness is the test above's business)."""
     pytest.importorskip("mkdocs")
     shutil.copytree(DOCS, tmp_path / "docs")
     docs.write_pages(str(tmp_path / "docs"))
@@ -174,7 +175,7 @@ def test_runtime_page_names_exist():
 
 def test_generation_does_not_depend_on_hash_seed():
     """Pages must not change between runs (a set's repr in an option default would)."""
-    script = "import json, rlguard.docs as d; print(json.dumps(d.generate(), sort_keys=True))"
+    script = "import json, rlguard_dev.docs as d; print(json.dumps(d.generate(), sort_keys=True))"
     outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True,
                               env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(outputs) == 1
@@ -186,4 +187,4 @@ def test_license_file_matches_the_metadata():
         project = tomllib.load(handle)["project"]
     assert project["license"] == {"text": "MIT"}
     assert (CHECKOUT / "LICENSE").read_text().startswith("MIT License\n")
-    assert project["urls"]["Documentation"] == docs.DOCS_URL
+    assert project["urls"]["Documentation"] == DOCS_URL

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from rlguard.config import Config
-from rlguard.docs import DOCS_URL, generate, rule_url
+from rlguard.docs import DOCS_URL, rule_url
 from rlguard.engine.findings import Finding, FixSummary, Report, Span
 from rlguard.engine.runner import RunOptions, check
 from rlguard.engine.target import Target
@@ -23,6 +23,7 @@ from rlguard.report import sarif
 from rlguard.report.sarif_fixes import fix_edits, text_edits
 from rlguard.rules import ENGINE_CODES, RULES
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+from rlguard_dev.docs import generate
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
@@ -93,6 +94,25 @@ def test_rules_table_lists_every_code_with_help_uri_into_the_docs(validator):
         assert rule["helpUri"] == rule_url(code) == f"{DOCS_URL}rules/{code}/"
         assert f"rules/{code}.md" in generated, f"helpUri of {code} points to a page the docs do not have"
         assert rule["name"] and rule["shortDescription"]["text"]
+
+
+def test_rule_texts_are_the_rules_own(validator):
+    """Read from the catalog, they say what the rule classes say."""
+    rules = {rule["id"]: rule for rule in validate(validator, sarif.render(Report()))["runs"][0]["tool"]["driver"]["rules"]}
+    for rule in RULES:
+        entry = rules[rule.code]
+        assert entry["name"] == rule.name
+        assert entry["shortDescription"]["text"] == rule.summary.rstrip(".") + "."
+        assert entry["fullDescription"]["text"] == " ".join(rule.why.split())
+    assert rules["RLG000"]["shortDescription"]["text"] == "A file that does not parse."
+
+
+def test_writing_sarif_imports_no_rule_module_and_no_generator():
+    """A reporter only formats: the rules table comes from the generated catalog."""
+    probe = ("import sys; from rlguard.engine.findings import Report; from rlguard.report import sarif; sarif.render(Report()); "
+             "print(sorted(m for m in sys.modules if m.startswith(('rlguard.rules.', 'rlguard_dev', 'libcst'))))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_results_regions_rule_index_and_uris(validator):

@@ -13,7 +13,7 @@ import pytest
 
 from rlguard.engine.rule_info import RuleInfo
 from rlguard.rules import CATALOG, RULES, read_catalog
-from rlguard.rules.catalog import probe_versions, render
+from rlguard_dev.catalog import probe_versions, render
 
 # Versions the generator does not sample, so a step it misses shows here.
 BETWEEN = [(0, minor, patch) for minor in range(30) for patch in (10, 11, 99)] + [(0, 3, 0, 1), (2,), (2, 1, 3)]
@@ -21,7 +21,7 @@ BETWEEN = [(0, minor, patch) for minor in range(30) for patch in (10, 11, 99)] +
 
 def test_the_catalog_file_is_current():
     """Fails after a change to a rule's code, name, summary, options or tokens: run
-    `python -m rlguard.rules.catalog --write`."""
+    `python -m rlguard_dev.catalog --write`."""
     with open(sys.modules["rlguard.rules"].CATALOG_FILE, encoding="utf-8") as handle:
         assert handle.read() == render()
 
@@ -76,7 +76,7 @@ def test_the_catalog_round_trips_through_its_reader(tmp_path):
 
 def test_the_check_mode_reports_a_stale_file(tmp_path, monkeypatch):
     import rlguard.rules
-    from rlguard.rules import catalog
+    from rlguard_dev import catalog
 
     stale = tmp_path / "catalog.json"
     stale.write_text('{"rules": []}\n', encoding="utf-8")

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from rlguard import upgrade_table
+from rlguard_dev import upgrade_table
 from rlguard.rules.data import REMOVED_API, REMOVED_API_FILE, REMOVED_API_REVIEW
 
 
@@ -72,10 +72,10 @@ def test_shipped_table_matches_the_wheels():
     missing = upgrade_table.missing_wheels(upgrade_table.DEFAULT_CACHE)
     if missing:
         pytest.skip(f"{len(missing)} release wheels are not in {upgrade_table.DEFAULT_CACHE} (git-ignored); "
-                    "`python -m rlguard.upgrade_table` downloads them")
+                    "`python -m rlguard_dev.upgrade_table` downloads them")
     derived = upgrade_table.render(upgrade_table.build(upgrade_table.DEFAULT_CACHE))
     with open(REMOVED_API_FILE, encoding="utf-8") as handle:
-        assert handle.read() == derived, "stale table: run `python -m rlguard.upgrade_table --write`"
+        assert handle.read() == derived, "stale table: run `python -m rlguard_dev.upgrade_table --write`"
 
 
 def test_review_names_real_entries():

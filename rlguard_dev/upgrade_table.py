@@ -1,6 +1,6 @@
 """Build the removed-API table (rlguard/rules/removed_api.json) from the real torchrl and tensordict wheels.
 
-``python -m rlguard.upgrade_table --write`` downloads each release's wheel (``pip download --no-deps``)
+``python -m rlguard_dev.upgrade_table --write`` downloads each release's wheel (``pip download --no-deps``)
 into a cache folder (tests/fixtures/wheels by default, git-ignored), reads the sources with ``ast``
 (nothing is imported), and writes the table. ``--check`` compares the shipped table instead.
 
@@ -551,7 +551,7 @@ def render(table: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rlguard.upgrade_table", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rlguard_dev.upgrade_table", description=__doc__.split("\n")[0])
     parser.add_argument("--cache", default=DEFAULT_CACHE, help="folder holding the wheels (downloaded if missing)")
     parser.add_argument("--write", action="store_true", help=f"write {os.path.relpath(REMOVED_API_FILE)}")
     parser.add_argument("--check", action="store_true", help="exit 1 when the shipped table differs")

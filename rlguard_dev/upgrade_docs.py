@@ -1,4 +1,4 @@
-"""docs/upgrading.md, generated from the removed-API table (``python -m rlguard.docs --write`` writes it)."""
+"""docs/upgrading.md, generated from the removed-API table (``python -m rlguard_dev.docs --write`` writes it)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ table at the end of this page is generated from the released wheels, not written
 
 ## How the table is made
 
-`python -m rlguard.upgrade_table` (its write option updates `rlguard/rules/removed_api.json`) downloads the
+`python -m rlguard_dev.upgrade_table` (its write option updates `rlguard/rules/removed_api.json`) downloads the
 newest patch of every minor release of torchrl and tensordict from 0.4 on with pip, without dependencies,
 into the git-ignored `tests/fixtures/wheels/`, and
 reads their sources with `ast`, importing nothing. A public name (a class, function or re-export of a module

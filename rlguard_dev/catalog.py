@@ -1,7 +1,7 @@
-"""Build ``catalog.json``, the rule metadata a run reads instead of importing the rule modules.
+"""Build ``rlguard/rules/catalog.json``, the rule metadata and texts a run reads instead of importing the rules.
 
-    python -m rlguard.rules.catalog --write    # after changing a rule's code, name, options or tokens
-    python -m rlguard.rules.catalog --check    # exit 1 if the file is stale
+    python -m rlguard_dev.catalog --write    # after changing a rule's code, name, options, tokens, docs or examples
+    python -m rlguard_dev.catalog --check    # exit 1 if the file is stale
 
 A test fails when the file no longer matches the rule classes.
 """
@@ -9,10 +9,7 @@ A test fails when the file no longer matches the rule classes.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import pkgutil
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -21,25 +18,8 @@ import rlguard.rules
 from rlguard.engine.generated import is_current, write_generated
 from rlguard.engine.rule_api import Rule
 from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, known_releases
-
-_RULE_MODULE = re.compile(r"^rlg\d{3}_\w+$")
-
-
-def discover() -> tuple[type[Rule], ...]:
-    """Import every rule module; each defines exactly one rule."""
-    found = []
-    for info in sorted(pkgutil.iter_modules(rlguard.rules.__path__), key=lambda m: m.name):
-        if _RULE_MODULE.match(info.name):
-            module = importlib.import_module(f"rlguard.rules.{info.name}")
-            rules = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Rule) and v is not Rule
-                     and v.__module__ == module.__name__]
-            if len(rules) != 1:
-                raise ImportError(f"{module.__name__} must define exactly one rule, found {len(rules)}")
-            found.append(rules[0])
-    codes = [rule.code for rule in found]
-    if len(set(codes)) != len(codes):
-        raise ImportError(f"rule codes are defined twice: {sorted(c for c in set(codes) if codes.count(c) > 1)}")
-    return tuple(found)
+from rlguard.rules import discover
+from rlguard_dev.docs import rule_page
 
 
 def probe_versions() -> list[tuple[int, ...]]:
@@ -72,6 +52,8 @@ def entry(rule: type[Rule]) -> dict[str, Any]:
         "tokens": _token_steps(rule),
         "class_roots": sorted(rule.class_roots), "class_group": rule.class_group,
         "library_copies": rule.library_copies,
+        # What reports and `rlguard explain` show, so that neither imports the rule.
+        "description": " ".join(rule.why.split()), "page": rule_page(rule),
     }
 
 
@@ -80,7 +62,7 @@ def render() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rlguard.rules.catalog", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m rlguard_dev.catalog", description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="regenerate catalog.json")
     mode.add_argument("--check", action="store_true", help="exit 1 if catalog.json is stale; write nothing")
@@ -88,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = render()
     if args.check:
         if not is_current(rlguard.rules.CATALOG_FILE, text):
-            print(f"stale: {rlguard.rules.CATALOG_FILE}; run `python -m rlguard.rules.catalog --write`")
+            print(f"stale: {rlguard.rules.CATALOG_FILE}; run `python -m rlguard_dev.catalog --write`")
             return 1
         return 0
     write_generated(rlguard.rules.CATALOG_FILE, text)

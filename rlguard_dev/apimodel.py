@@ -1,7 +1,8 @@
 """Build the API model (``apimodel.json``) from the installed torch, tensordict and torchrl.
 
-Run ``python -m rlguard.engine.apimodel --write`` after upgrading any of them. This module imports
-the libraries; the linter never imports it (``rlguard.engine.apimodel`` reads the JSON file only).
+Run ``python -m rlguard_dev.apimodel --write`` after upgrading any of them (``--check`` says whether the
+shipped files are current). This module imports the libraries; it is a maintainer's tool, not shipped in
+the wheel, and the linter only reads the JSON files it writes (``rlguard.engine.apimodel``).
 
 Sources, in order of trust:
 - torch's own stubs: ``torch/_C/_VariableFunctions.pyi`` (``torch.<fn>``) and the ``TensorBase``
@@ -403,7 +404,7 @@ def main(argv: list[str]) -> int:
             print(f"wrote {path} ({len(text)} bytes)")
         return 0
     stale = [path for path, text in outputs.items() if not is_current(path, text)]
-    print("stale: run python -m rlguard.engine.apimodel --write" if stale else "up to date")
+    print("stale: run python -m rlguard_dev.apimodel --write" if stale else "up to date")
     return 1 if stale else 0
 
 
