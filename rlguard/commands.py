@@ -138,7 +138,7 @@ def _report(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int
             out.write(text.render(report, fmt, color, quiet=args.quiet))
         elif fmt == "sarif":
             from rlguard.report import sarif
-            from rlguard.report.sarif_fixes import fix_edits
+            from rlguard.fix.edits import fix_edits
 
             # SARIF carries each fix's edits, which takes the parsed project, not only the findings.
             edits = {finding: e for r, project in runs for finding, e in fix_edits(r, project).items()}

@@ -27,14 +27,11 @@ from pygls.uris import to_fs_path
 from rlguard import __version__
 from rlguard.config import ConfigError, clear_config_cache, config_for, project_root
 from rlguard.docs import explain, rule_url
-from rlguard.engine.analyze import analyze_bytes
 from rlguard.engine.findings import Finding
 from rlguard.engine.runner import Project, RunOptions, check
 from rlguard.engine.target import resolve_target
-from rlguard.fix.apply import apply_fixes
-from rlguard.fix.run import FixRequest, fix_bytes, standing_findings
-from rlguard.report.sarif import TextEdit
-from rlguard.report.sarif_fixes import text_edits
+from rlguard.fix.run import FixRequest, fix_bytes
+from rlguard.fix.edits import own_edits, text_edits
 
 DEBOUNCE_S = 0.15  # a burst of keystrokes is checked once
 FIX_ALL = "source.fixAll.rlguard"
@@ -195,7 +192,7 @@ def _fix_request(checked: Checked, unsafe: bool) -> FixRequest | None:
 def _edits(before: str, after: str) -> list[lsp.TextEdit]:
     lines = _lines(before)
     return [lsp.TextEdit(range=_range(lines, (e.line, e.column), (e.end_line, e.end_column)), new_text=e.text)
-            for e in text_edits(before, after) if isinstance(e, TextEdit)]
+            for e in text_edits(before, after)]
 
 
 def _one_fix(path: str, checked: Checked, finding: Finding) -> list[lsp.TextEdit]:
@@ -203,16 +200,11 @@ def _one_fix(path: str, checked: Checked, finding: Finding) -> list[lsp.TextEdit
     request = _fix_request(checked, unsafe=True)
     if request is None:
         return []
-    analysis = analyze_bytes(path, checked.text.encode("utf-8"), request.settings, request.index)
-    if analysis.module is None:
-        return []
-    for candidate, fix in standing_findings(analysis, request):
-        if fix is not None and (candidate.code, candidate.span) == (finding.code, finding.span):
-            try:
-                return _edits(checked.text, apply_fixes(analysis.module, [fix]).code)
-            except Exception:  # a fix libcst cannot render is offered no action
-                return []
-    return []
+    found = own_edits(path, checked.text.encode("utf-8"), request,
+                      lambda candidate: (candidate.code, candidate.span) == (finding.code, finding.span))
+    lines = _lines(checked.text)
+    return [lsp.TextEdit(range=_range(lines, (e.line, e.column), (e.end_line, e.end_column)), new_text=e.text)
+            for edits in found.values() for e in edits]
 
 
 def _fix_all(path: str, checked: Checked) -> list[lsp.TextEdit]:

@@ -94,6 +94,17 @@ class Finding(NamedTuple):
         return (self.path, self.cell or 0, self.located.line, self.located.column, self.code, self.message)
 
 
+class TextEdit(NamedTuple):
+    """Replace the text from (line, column) to (end_line, end_column), 1-based, end exclusive, in
+    code points; an empty range is an insertion point. What a fix changes, as SARIF and editors take it."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
 class PendingFinding(NamedTuple):
     """A finding as a worker produced it: it may still wait on the project index."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from rlguard.notebook import Notebook, NotebookError
@@ -16,12 +16,13 @@ if TYPE_CHECKING:
 from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
-from rlguard.engine.discovery import discover, is_notebook
+from rlguard.engine.discovery import Discovery, discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_info import RuleInfo, registered_rules
+from rlguard.engine.standing import matches, standing
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
 
@@ -47,12 +48,8 @@ def rules_by_code() -> dict[str, RuleInfo]:
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
     select = list(options.select or config.select or ["ALL"])
     ignore = [*config.ignore, *options.ignore]
-    chosen = [r.code for r in registered_rules() if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
+    chosen = [r.code for r in registered_rules() if matches(r.code, select) and not matches(r.code, ignore) and r.applies_to(target.version)]
     return tuple(chosen)
-
-
-def _matches(code: str, patterns: Sequence[str]) -> bool:
-    return any(p == "ALL" or code.startswith(p) for p in patterns)
 
 
 def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
@@ -95,7 +92,9 @@ class Project:
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
     sources = {display_path(path): data for path, data in (options.sources or {}).items()}
-    found = discover([p for p in paths if display_path(p) not in sources], config.exclude, config.root)
+    on_disk = [p for p in paths if display_path(p) not in sources]
+    # Only paths left to read are discovered: with none (stdin alone), ``discover`` would walk ``.``.
+    found = discover(on_disk, config.exclude, config.root) if on_disk else Discovery()
     found.files = sorted({*(display_path(path) for path in found.files), *(p for p in map(display_path, paths) if p in sources)})
     codes = selected_codes(config, options, target)
     contents = {path: sources[path] if path in sources else read_bytes(path) for path in found.files}
@@ -190,22 +189,6 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
     return index
 
 
-def resolve(pending: PendingFinding, index: ProjectIndex, options: Mapping[str, Mapping[str, Any]]) -> Finding | None:
-    """A pending finding stands if it has no requirement or one of them holds."""
-    finding = pending.finding
-    if not pending.requires:
-        return finding
-    rule = rules_by_code()[finding.code].load()
-    for requirement in pending.requires:
-        answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
-        if answer is not None:
-            message, remedy = finding.message, finding.remedy
-            for key, value in answer.items():
-                message, remedy = message.replace("{" + key + "}", value), remedy.replace("{" + key + "}", value)
-            return finding._replace(message=message, remedy=remedy)
-    return None
-
-
 def check(paths: Sequence[str], config: Config, options: RunOptions, target: Target,
           show_unused: bool = False) -> tuple[Report, Project]:
     project = analyze_project(paths, config, options, target)
@@ -214,16 +197,12 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
     for result in project.results:
         report.files_parsed += result.parsed
         ignored_here = project.config.ignored_codes(result.path)
-        standing = [pending._replace(finding=finding) for pending in result.pending
-                    if (finding := resolve(pending, project.index, project.settings.options)) is not None
-                    and not _matches(finding.code, ignored_here)]
-        if any(p.finding.span is None for p in standing):
-            standing = _locate(project, result, standing)
-        kept = [p.finding for p in standing if not _suppressed(p.finding, result)]
+        kept = [p.finding for p in standing(result, project.index, project.settings.options, project.config,
+                                            functools.partial(_locate, project, result))]
         kept += _unknown_codes(result)
         unused: list[Finding] = []
         if show_unused:
-            ran = {code for code in (*project.settings.codes, *ENGINE_CODES) if not _matches(code, ignored_here)}
+            ran = {code for code in (*project.settings.codes, *ENGINE_CODES) if not matches(code, ignored_here)}
             unused = _unused(result, ran)
         cells = project.notebooks.get(result.path)
         if cells is not None:
@@ -236,23 +215,15 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
     return report, project
 
 
-def _suppressed(finding: Finding, result: FileResult) -> bool:
-    if not result.suppressions:  # most files have none: no need to load the suppression reader
-        return False
-    from rlguard.engine.suppress import is_suppressed
-
-    return is_suppressed(finding.code, finding.line, result.suppressions)
-
-
 def _locate(project: Project, result: FileResult, standing: list[PendingFinding]) -> list[PendingFinding]:
     """Position the findings that waited on the index, by walking their file once more.
 
     The spans are written back to the cached result: a position does not depend on the index.
     """
-    data = project.contents.get(result.path)
-    if data is None:
+    data, code = project.contents.get(result.path), project.code(result.path)
+    if data is None or code is None:
         return [p._replace(finding=p.finding._replace(span=Span(1, 1, 1, 1))) for p in standing]
-    located = locate(analyze_bytes(result.path, data, project.settings, project.index), standing)
+    located = locate(analyze_bytes(result.path, code, project.settings, project.index), standing)
     spans = {p.report: p.finding.span for p in located}
     result.pending = [p._replace(finding=p.finding._replace(span=spans[p.report])) if p.report in spans else p
                       for p in result.pending]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -11,7 +12,6 @@ from rlguard.engine.findings import Finding, Fix
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.lazy import cst
 from rlguard.engine.parse import ParseError, decode, parse
-from rlguard.engine.suppress import is_suppressed
 from rlguard.fix.apply import apply_fixes, non_overlapping
 
 MAX_PASSES = 4  # fixes that enable further fixes settle within a couple of passes
@@ -40,22 +40,13 @@ class FixRequest:
 
 
 def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Fix | None]]:
-    """Findings that survive requirements, suppressions and per-file ignores, with their fixes."""
-    from rlguard.engine.runner import resolve
+    """The findings that stand (the engine's one answer, as ``check`` gives it), with their fixes."""
+    from rlguard.engine.standing import standing
 
-    result = analysis.result
-    ignored = request.config.ignored_codes(result.path)
-    kept = []
-    fixes = [report.fix for _, report in analysis.reports]
-    fixes += [None] * (len(result.pending) - len(fixes))  # engine findings (RLG000/RLG999) have no report
-    for pending, fix in zip(result.pending, fixes, strict=False):
-        finding = resolve(pending, request.index, request.settings.options) if request.index else pending.finding
-        if finding is None or any(finding.code.startswith(c) for c in ignored):
-            continue
-        kept.append((pending._replace(finding=finding), fix))
-    located = locate(analysis, [pending for pending, _ in kept])
-    return [(pending.finding, fix) for pending, (_, fix) in zip(located, kept, strict=False)
-            if not is_suppressed(pending.finding.code, pending.finding.line, result.suppressions)]
+    kept = standing(analysis.result, request.index, request.settings.options, request.config,
+                    functools.partial(locate, analysis))
+    # Engine findings (RLG000/RLG999) come from no rule's report, and have no fix.
+    return [(p.finding, analysis.reports[p.report][1].fix if p.report >= 0 else None) for p in kept]
 
 
 def fix_file(path: str, request: FixRequest) -> FileFix:

@@ -4,7 +4,7 @@
   at its page of the docs site;
 - every result carries ``partialFingerprints`` so code scanning tracks it across commits;
 - a result whose finding has a fix carries ``fixes`` with the concrete text replacements, when
-  the caller passes them (``rlguard.report.sarif_fixes.fix_edits`` computes them from the
+  the caller passes them (``rlguard.fix.edits.fix_edits`` computes them from the
   project the run analysed). Without them, no ``fixes`` property is written: SARIF requires
   every fix to hold at least one replacement, so a description alone would not be valid.
 
@@ -18,31 +18,16 @@ import hashlib
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from rlguard import __version__
 from rlguard.docs import DOCS_URL, ENGINE_DOCS, rule_url
-from rlguard.engine.findings import Finding, Report
+from rlguard.engine.findings import Finding, Report, TextEdit
 from rlguard.rules import ENGINE_CODES, RULES
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT = "rlguardFinding/v1"
-
-
-@dataclass(frozen=True)
-class TextEdit:
-    """Replace the text from (line, column) to (end_line, end_column), 1-based, end exclusive.
-
-    An empty range is an insertion point.
-    """
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    text: str
 
 
 # A finding -> the edits its own fix makes in its file.

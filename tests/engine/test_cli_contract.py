@@ -283,6 +283,32 @@ def test_check_and_fix_read_stdin(tree):
     assert unnamed.stdout.startswith("stdin.py:1:32: RLG006")
 
 
+def test_stdin_checks_the_text_alone(tree):
+    """Other files of the folder are read for what the text imports from them, never reported."""
+    tree.write("old.py", OLD_IMPORT)
+    tree.write("src/pkg/__init__.py", "")
+    tree.write("src/pkg/policies.py", POLICY)
+    clean = _stdin(tree, "check", "--no-cache", "-", "--stdin-filename", "src/pkg/x.py", text="import os\n")
+    assert (clean.returncode, clean.stdout) == (0, "All checks passed (1 file checked).\n"), clean.stdout
+    copying = "import copy\nfrom pkg.policies import CamPolicy\n\ntwin = copy.deepcopy(CamPolicy())\n"
+    found = _stdin(tree, "check", "--no-cache", "--output-format", "concise", "-", "--stdin-filename", "src/pkg/x.py",
+                   text=copying)
+    assert found.stdout.splitlines()[:-1] == [
+        "src/pkg/x.py:4:8: RLG001 `CamPolicy` cannot be deep-copied by `copy.deepcopy`: `self.lock` holds a thread lock"]
+
+
+POLICY = """\
+import threading
+from torch import nn
+
+
+class CamPolicy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lock = threading.Lock()
+"""
+
+
 def test_force_exclude_applies_exclude_to_named_files(tree):
     tree.write("pyproject.toml", "[tool.rlguard]\nexclude = ['generated/']\n")
     tree.write("generated/old.py", OLD_IMPORT)

@@ -20,7 +20,7 @@ from rlguard.engine.findings import Finding, FixSummary, Report, Span
 from rlguard.engine.runner import RunOptions, check
 from rlguard.engine.target import Target
 from rlguard.report import sarif
-from rlguard.report.sarif_fixes import fix_edits, text_edits
+from rlguard.fix.edits import fix_edits, text_edits
 from rlguard.rules import ENGINE_CODES, RULES
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
 
