@@ -68,9 +68,6 @@ def run_lint(args: argparse.Namespace) -> int:
         except DiscoveryError as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_USAGE
-    for _, project in runs:
-        for path, reason in project.skipped:
-            print(f"{path}: skipped: {reason}", file=sys.stderr)
     if stdin and (args.command == "fix" or getattr(args, "fix", False)):
         return _fix_stdin(args, stdin, runs)
     if args.command == "fix" or getattr(args, "fix", False) or args.diff:

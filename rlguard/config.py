@@ -37,7 +37,7 @@ class Config(NamedTuple):
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     target_torchrl: str | None = None
     rule_options: Mapping[str, Mapping[str, Any]] = {}  # shared by every default Config: read only
-    timeout: float = 10.0  # seconds per file
+    timeout: float = 120.0  # CPU seconds per file
     max_file_size: int = 10_000_000  # bytes
 
     def excludes(self, path: str) -> bool:
@@ -144,7 +144,7 @@ def parse_config(section: Any, path: str) -> Config:
         per_file_ignores=_per_file_ignores(section.get("per-file-ignores", {}), where),
         target_torchrl=_version(section.get("target-torchrl"), f"{where} target-torchrl"),
         rule_options=_rule_options(section.get("rules", {}), where),
-        timeout=_positive(section.get("timeout", 10.0), f"{where} timeout"),
+        timeout=_positive(section.get("timeout", 120.0), f"{where} timeout"),
         max_file_size=int(_positive(section.get("max-file-size", 10_000_000), f"{where} max-file-size")),
     )
 

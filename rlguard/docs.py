@@ -119,6 +119,16 @@ ENGINE_DOCS: dict[str, tuple[str, str]] = {
         "`# rlguard: ignore[...]` comment whose codes matched no finding on the lines it covers. "
         "Stale suppressions hide the next real finding on that line: remove them.",
     ),
+    "RLG998": (
+        "A file rlguard could not check",
+        "The file took more than the per-file limit of CPU time (`timeout`, default 120 s), is larger than "
+        "`max-file-size`, cannot be read, is not a regular file, or its worker process died. The limit counts "
+        "CPU time, not wall time, so the same files are checked however loaded the machine is. The finding "
+        "sits on line 1 and names the reason; the rest of the run goes on, and the run exits 1: a clean "
+        "report means every file was checked.\n\n"
+        "Raise `timeout` or `max-file-size`, or exclude the file (`exclude` in `[tool.rlguard]`) if it is "
+        "generated or not meant to be checked; `per-file-ignores` can silence this code for it.",
+    ),
     "RLG999": (
         "rlguard failed on this file",
         "A rule raised an unexpected error, or the file is too deeply nested to analyse. The error is "

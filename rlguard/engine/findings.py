@@ -23,6 +23,7 @@ class Requirement:
 ENGINE_CODES: dict[str, str] = {
     "RLG000": "parse-error",
     "RLG100": "unused-suppression",
+    "RLG998": "skipped-file",
     "RLG999": "internal-error",
 }
 

@@ -211,6 +211,7 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
         report.unused_suppressions.extend(unused)
         if result.skipped:
             project.skipped.append((result.path, result.skipped))
+    report.findings.extend(_skipped(project))
     report.findings.sort(key=Finding.sort_key)
     return report, project
 
@@ -230,6 +231,14 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
     if project.cache is not None:
         project.cache.put(project.cache.key(result.path, data), result)
     return located
+
+
+def _skipped(project: Project) -> list[Finding]:
+    """A file the run could not check is a finding (RLG998), so every format and the exit code show
+    it: a clean report must mean the files were checked. ``per-file-ignores`` may silence it."""
+    return [engine_finding(display_path(path), "RLG998", 1, 1, f"not checked: {reason}")
+            for path, reason in project.skipped
+            if not matches("RLG998", project.config.ignored_codes(path))]
 
 
 def _unknown_codes(result: FileResult) -> list[Finding]:
