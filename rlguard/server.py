@@ -90,7 +90,7 @@ def _range(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> ls
 def diagnostic(finding: Finding, lines: list[str]) -> lsp.Diagnostic:
     span = finding.span
     assert span is not None, "findings are located before they are reported"
-    message = f"{finding.message}\n{finding.remedy[:1].upper()}{finding.remedy[1:]}" if finding.remedy else finding.message
+    message = f"{finding.message}\n{finding.remedy_sentence}" if finding.remedy else finding.message
     return lsp.Diagnostic(
         range=_range(lines, (span.line, span.column), (span.end_line, span.end_column)),
         message=message,

@@ -83,6 +83,19 @@ class Finding(NamedTuple):
         return f"{self.path}:{cell}{self.located.line}:{self.located.column}"
 
     @property
+    def in_cell(self) -> str | None:
+        """``cell 4, line 3, column 32`` for a notebook finding: formats that locate by line in the
+        file itself (GitHub annotations, SARIF) cannot point into a cell, so they say it in words."""
+        if self.cell is None:
+            return None
+        return f"cell {self.cell}, line {self.located.line}, column {self.located.column}"
+
+    @property
+    def remedy_sentence(self) -> str:
+        """The remedy as reporters print it on a line of its own: a sentence, capitalised."""
+        return self.remedy[:1].upper() + self.remedy[1:]
+
+    @property
     def line(self) -> int:
         return self.located.line
 

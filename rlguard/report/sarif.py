@@ -103,19 +103,26 @@ def _fix(finding: Finding, edits: Sequence[TextEdit]) -> dict:
 
 def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits: Sequence[TextEdit] | None) -> dict:
     span = finding.located
-    result = {
+    # A notebook's lines are not its file's lines: code scanning needs a region in the file, so the
+    # result sits on the file's first line and says where in which cell, in its text and properties.
+    region = _region(span.line, span.column, span.end_line, span.end_column) if finding.cell is None else _region(1, 1, 1, 1)
+    text = finding.full_message if finding.cell is None else f"{finding.in_cell}: {finding.full_message}"
+    result: dict = {
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
         "level": "error",
-        "message": {"text": finding.full_message},
+        "message": {"text": text},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": artifact_uri(finding.path)},
-                "region": _region(span.line, span.column, span.end_line, span.end_column),
+                "region": region,
             }
         }],
         "partialFingerprints": {FINGERPRINT: fingerprint(finding, occurrence)},
     }
+    if finding.cell is not None:
+        result["properties"] = {"cell": finding.cell, "line": span.line, "column": span.column,
+                                "endLine": span.end_line, "endColumn": span.end_column}
     if finding.fix is not None and edits:
         result["fixes"] = [_fix(finding, edits)]
     return result
