@@ -72,7 +72,7 @@ def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
         chosen = non_overlapping(wanted, analysis.module)
         new_bytes = _render(analysis.module, analysis.source.encoding, chosen)
         if new_bytes is None or not _verified(path, new_bytes, standing, chosen, request):
-            failed.update(_codes_of(standing, chosen))
+            failed.update(_failing_codes(path, analysis, standing, chosen, request))
             continue
         outcome.applied.update(_codes_of(standing, chosen, count=True))
         current = new_bytes
@@ -90,6 +90,20 @@ def _render(module: cst.Module, encoding: str, fixes: list[Fix]) -> bytes | None
         return apply_fixes(module, fixes).code.encode(encoding)
     except Exception:  # an edit libcst cannot render counts as a failed verification
         return None
+
+
+def _failing_codes(path: str, analysis: Analysis, standing: list, chosen: list[Fix], request: FixRequest) -> set[str]:
+    """The rules whose fixes fail verification applied alone: one rule's broken fix must not keep
+    another rule's good fixes out of the file. All of them if each passes alone but not together."""
+    assert analysis.module is not None and analysis.source is not None
+    codes = _codes_of(standing, chosen)
+    failing = set()
+    for code in sorted(codes):
+        alone = [fix for fix in chosen if code in _codes_of(standing, [fix])]
+        rendered = _render(analysis.module, analysis.source.encoding, alone)
+        if rendered is None or not _verified(path, rendered, standing, alone, request):
+            failing.add(code)
+    return failing or codes
 
 
 def _codes_of(standing, chosen: list[Fix], count: bool = False):
