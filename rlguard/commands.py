@@ -46,7 +46,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_lint(args: argparse.Namespace) -> int:
     try:
-        select = validate_codes(args.select, "--select") if args.select else None
+        select = validate_codes(args.select, "--select") if args.select is not None else None
         ignore = validate_codes(args.ignore, "--ignore")
         flag = validate_version(args.target_torchrl, "--target-torchrl")
         stdin = _stdin(args)
@@ -194,8 +194,7 @@ def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
     remaining: list[tuple[Finding, str]] = []
     for report, project in runs:
         changed += _fix_run(args, report, project, applied, remaining)
-    if not args.quiet:
-        _fix_summary(args, applied, changed, remaining)
+    _fix_summary(args, applied, changed, remaining)
     if args.diff:
         return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
@@ -259,7 +258,14 @@ def _diff(outcome: FileFix) -> str:
 
 
 def _fix_summary(args: argparse.Namespace, applied: Counter, changed: int, remaining: list) -> None:
+    """What was fixed, then what remains. ``--quiet`` keeps only the remaining findings, one a line,
+    as ``ruff check --fix --quiet`` prints its remaining diagnostics: exit 1 then always says why."""
     out = sys.stderr if args.diff else sys.stdout
+    ordered = sorted(remaining, key=lambda fr: fr[0].sort_key())
+    if args.quiet:
+        for finding, reason in ordered:
+            print(f"{text.line(finding)}  ({reason})", file=out)
+        return
     verb = "Would fix" if args.diff else "Fixed"
     total = sum(applied.values())
     per_rule = ", ".join(f"{code}: {n}" for code, n in sorted(applied.items()))
@@ -267,5 +273,5 @@ def _fix_summary(args: argparse.Namespace, applied: Counter, changed: int, remai
           + (f" ({per_rule})." if per_rule else "."), file=out)
     if remaining:
         print(f"{len(remaining)} remaining:", file=out)
-        for finding, reason in sorted(remaining, key=lambda fr: fr[0].sort_key()):
+        for finding, reason in ordered:
             print(f"  {text.line(finding)}  ({reason})", file=out)

@@ -18,6 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from rlguard.engine.suggest import closest
 from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
@@ -159,10 +160,8 @@ def validate_version(value: str | None, where: str) -> str | None:
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
-    import difflib  # here: only a mistake needs it
-
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -177,7 +176,8 @@ def _codes(value: Any, where: str) -> list[str]:
     for code in codes:
         if code == "ALL" or code in known or any(k.startswith(code) for k in known) and code.startswith("RLG"):
             continue
-        raise ConfigError(f"{where}: unknown rule code {code!r}{_did_you_mean(code, sorted(known))}")
+        # Compared without separators (`RLG_001`, `rlg-001`); ``ALL`` is a choice too.
+        raise ConfigError(f"{where}: unknown rule code {code!r}{_did_you_mean(re.sub(r'[^A-Z0-9]', '', code), ['ALL', *sorted(known)])}")
     return codes
 
 

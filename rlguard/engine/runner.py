@@ -46,7 +46,8 @@ def rules_by_code() -> dict[str, RuleInfo]:
 
 
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
-    select = list(options.select or config.select or ["ALL"])
+    # An empty selection selects nothing (as in ruff): only None falls back to the next source.
+    select = list(options.select if options.select is not None else config.select if config.select is not None else ["ALL"])
     ignore = [*config.ignore, *options.ignore]
     chosen = [r.code for r in registered_rules() if matches(r.code, select) and not matches(r.code, ignore) and r.applies_to(target.version)]
     return tuple(chosen)

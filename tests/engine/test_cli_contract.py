@@ -431,3 +431,31 @@ def write_samples() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write-samples"]:
     write_samples()
+
+
+# ----- small contract points (issue 26) -----
+def test_an_empty_selection_selects_nothing(tree):
+    """As in ruff: `select = []` and `--select ""` run no rule (a syntax error is still reported)."""
+    tree.write("old.py", OLD_IMPORT)
+    assert tree.run("check", "--no-cache", "--select", "", ".").returncode == 0
+    tree.write("pyproject.toml", "[tool.rlguard]\nselect = []\n")
+    assert tree.run("check", "--no-cache", ".").returncode == 0
+    tree.write("broken.py", "def f(:\n")
+    result = tree.run("check", "--no-cache", "--output-format", "concise", ".")
+    assert result.stdout.startswith("broken.py:1:") and " RLG000 " in result.stdout and "RLG006" not in result.stdout
+    assert tree.run("check", "--no-cache", "--select", "RLG006", "old.py").returncode == 1  # the flag replaces it
+
+
+def test_quiet_fix_prints_what_remains_and_nothing_else(tree):
+    """As `ruff check --fix --quiet`: no summary, but each remaining finding, so exit 1 says why."""
+    path = tree.write("a.py", OLD_IMPORT + "import json, torch\njson.dump({'w': torch.zeros(1)}, f)\n")
+    tree.write("b.py", "from torch import nn\nfrom torchrl.trainers import TrainerHookBase\n\n\n"
+                       "class Logger(TrainerHookBase):\n    def register(self, trainer, name='x'):\n        pass\n")
+    result = tree.run("fix", "-q", "--no-cache", ".")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines and all(line.startswith("b.py:5:1: RLG005 ") and line.endswith("(no automatic fix)") for line in lines), lines
+    with open(path, encoding="utf-8") as handle:
+        assert "Collector\n" in handle.read()  # the fixes were applied
+    tree.write("b.py", "x = 1\n")
+    assert (tree.run("fix", "-q", "--no-cache", ".").stdout, tree.run("fix", "-q", "--no-cache", ".").returncode) == ("", 0)
