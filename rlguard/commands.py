@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from rlguard.config import Config, ConfigError, config_for, load_config, project_root, validate_codes, validate_version
+from rlguard.config import (Config, ConfigError, config_file, config_for, load_config, project_root, validate_codes,
+                            validate_version)
 from rlguard.engine.discovery import DiscoveryError, discover, is_notebook
 from rlguard.engine.findings import Finding, Report
 from rlguard.engine.runner import Project, RunOptions, check, display_path
@@ -47,6 +48,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 def run_lint(args: argparse.Namespace) -> int:
     try:
         select = validate_codes(args.select, "--select") if args.select is not None else None
+        extend_select = validate_codes(args.extend_select, "--extend-select")
         ignore = validate_codes(args.ignore, "--ignore")
         flag = validate_version(args.target_torchrl, "--target-torchrl")
         stdin = _stdin(args)
@@ -61,7 +63,7 @@ def run_lint(args: argparse.Namespace) -> int:
     for config, files in groups:
         target = resolve_target(flag, config.target_torchrl, config.root)
         cache_dir = args.cache_dir or os.path.join(project_root(config.root) or config.root, ".rlguard_cache")
-        options = RunOptions(select=select, ignore=ignore, jobs=args.jobs, cache_dir=cache_dir,
+        options = RunOptions(select=select, extend_select=extend_select, ignore=ignore, jobs=args.jobs, cache_dir=cache_dir,
                              use_cache=not args.no_cache, sources=dict([stdin]) if stdin else None)
         try:
             runs.append(check(files, config, options, target, show_unused=getattr(args, "show_unused_noqa", False)))
@@ -97,8 +99,10 @@ def _groups(args: argparse.Namespace, stdin: tuple[str, bytes] | None) -> list[t
 
     A file found in a folder is left out when its own configuration excludes it; a file named
     explicitly only with ``--force-exclude`` (as pre-commit names every file)."""
+    chosen = config_file(args.config) if args.config else None  # --config: one configuration for every file
+    configure = (lambda _: chosen) if chosen is not None else config_for
     for path in [stdin[0]] if stdin else args.paths or ["."]:
-        config_for(path)  # a broken configuration is an error even where no file is found
+        configure(path)  # a broken configuration is an error even where no file is found
     if stdin is not None:
         found, explicit = [stdin[0]], {stdin[0]}
     else:
@@ -106,7 +110,7 @@ def _groups(args: argparse.Namespace, stdin: tuple[str, bytes] | None) -> list[t
         explicit = {display_path(p) for p in args.paths if not os.path.isdir(p)}
     groups: dict[str | None, tuple[Config, list[str]]] = {}
     for path in sorted({display_path(p) for p in found}):
-        config = config_for(path)
+        config = configure(path)
         if (args.force_exclude or path not in explicit) and config.excludes(path):
             continue
         groups.setdefault(config.path, (config, []))[1].append(path)
@@ -185,7 +189,7 @@ def _fix_stdin(args: argparse.Namespace, stdin: tuple[str, bytes], runs: list[tu
         print(f"{path}: not fixed: {outcome.error}", file=sys.stderr)
     for finding, reason in outcome.remaining:
         print(f"{text.line(finding)}  ({reason})", file=sys.stderr)
-    return EXIT_FINDINGS if outcome.remaining else EXIT_CLEAN
+    return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
 
 
 def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
@@ -195,6 +199,8 @@ def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
     for report, project in runs:
         changed += _fix_run(args, report, project, applied, remaining)
     _fix_summary(args, applied, changed, remaining)
+    if args.exit_zero:
+        return EXIT_CLEAN
     if args.diff:
         return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN

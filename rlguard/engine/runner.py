@@ -29,8 +29,8 @@ from rlguard.engine.workers import default_jobs, run_all
 
 class RunOptions(NamedTuple):
     select: Sequence[str] | None = None  # from the command line; overrides config
+    extend_select: Sequence[str] = ()  # from the command line; added to the selection
     ignore: Sequence[str] = ()
-    extend_ignore: Sequence[str] = ()
     jobs: int | None = None
     cache_dir: str | None = None
     use_cache: bool = True
@@ -46,8 +46,12 @@ def rules_by_code() -> dict[str, RuleInfo]:
 
 
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
-    # An empty selection selects nothing (as in ruff): only None falls back to the next source.
-    select = list(options.select if options.select is not None else config.select if config.select is not None else ["ALL"])
+    # As in ruff: --select replaces the configuration's select and extend-select; --extend-select adds
+    # to whichever applies. An empty selection selects nothing: only None falls back to the default.
+    if options.select is not None:
+        select = [*options.select, *options.extend_select]
+    else:
+        select = [*(config.select if config.select is not None else ["ALL"]), *config.extend_select, *options.extend_select]
     ignore = [*config.ignore, *options.ignore]
     chosen = [r.code for r in registered_rules() if matches(r.code, select) and not matches(r.code, ignore) and r.applies_to(target.version)]
     return tuple(chosen)

@@ -143,6 +143,7 @@ def test_toml_examples_are_valid_configuration(page, block):
     pending = [code for code in section.get("rules", {}) if code not in RULES_BY_CODE]
     for code in pending:
         del section["rules"][code]
+    section.pop("extend", None)  # an example's base file does not exist; `extend` itself is tested in tests/engine
     try:
         parse_config(section, f"docs/{page}")
     except ConfigError as error:
