@@ -73,6 +73,8 @@ def _lint_options(sub: argparse.ArgumentParser) -> None:
                      help="colour the text output (auto: on a terminal, unless NO_COLOR is set)")
     sub.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     sub.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    sub.add_argument("--show-unused-noqa", action="store_true",
+                     help="also report suppressions that silence nothing (RLG100); with fix, take their unused codes out")
     sub.add_argument("--diff", action="store_true", help="print the fixes as a diff and write nothing")
     sub.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (for fix: that remain)")
 
@@ -85,8 +87,9 @@ def _check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--statistics", action="store_true",
                        help="print only a table of counts per rule (to stderr beside json, github and sarif)")
-    check.add_argument("--show-unused-noqa", action="store_true", help="also report suppressions that silence nothing")
     check.add_argument("--fix", action="store_true", help="apply safe fixes (like `rlguard fix`)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` to each line with a finding (merged into a noqa already there), and write the files")
 
 
 def _doctor_options(doctor: argparse.ArgumentParser) -> None:

@@ -56,6 +56,9 @@ def run_lint(args: argparse.Namespace) -> int:
     except (ConfigError, DiscoveryError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if getattr(args, "add_noqa", False) and (stdin or args.fix or args.diff):
+        print("error: --add-noqa writes the files it checks: it takes neither `-`, --fix nor --diff", file=sys.stderr)
+        return EXIT_USAGE
     if args.jobs is not None and args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
         return EXIT_USAGE
@@ -66,10 +69,12 @@ def run_lint(args: argparse.Namespace) -> int:
         options = RunOptions(select=select, extend_select=extend_select, ignore=ignore, jobs=args.jobs, cache_dir=cache_dir,
                              use_cache=not args.no_cache, sources=dict([stdin]) if stdin else None)
         try:
-            runs.append(check(files, config, options, target, show_unused=getattr(args, "show_unused_noqa", False)))
+            runs.append(check(files, config, options, target, show_unused=args.show_unused_noqa))
         except DiscoveryError as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_USAGE
+    if getattr(args, "add_noqa", False):
+        return _add_noqa(runs)
     if stdin and (args.command == "fix" or getattr(args, "fix", False)):
         return _fix_stdin(args, stdin, runs)
     if args.command == "fix" or getattr(args, "fix", False) or args.diff:
@@ -182,7 +187,8 @@ def _fix_stdin(args: argparse.Namespace, stdin: tuple[str, bytes], runs: list[tu
         sys.stdout.buffer.write(data)
         return EXIT_CLEAN
     _, project = runs[0]
-    outcome = fix_bytes(path, data, FixRequest(project.settings, project.index, args.unsafe_fixes, project.config))
+    outcome = fix_bytes(path, data, FixRequest(project.settings, project.index, args.unsafe_fixes, project.config,
+                                               args.show_unused_noqa))
     sys.stdout.buffer.write(outcome.fixed or data)
     sys.stdout.flush()
     if outcome.error:
@@ -213,15 +219,17 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
     from rlguard.fix.run import FileFix, FixRequest, fix_file
     from rlguard.fix.write import WriteError, write_if_unchanged
 
-    fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
+    # Unused suppressions are reported, and so fixed, only with --show-unused-noqa.
+    fixable = sorted({f.path for f in [*report.findings, *report.unused_suppressions]
+                      if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
     for path in [p for p in fixable if is_notebook(p)]:
         print(f"{path}: not fixed: rlguard does not rewrite notebooks; apply the fixes in the notebook", file=sys.stderr)
     fixable = [p for p in fixable if not is_notebook(p)]
-    request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config)
+    request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config, args.show_unused_noqa)
     outcomes = run_all(functools.partial(fix_file, request=request), fixable, args.jobs or default_jobs(),
                        lambda path, reason: FileFix(path, error=reason))
     by_path = {o.path: o for o in outcomes}
-    remaining.extend((f, _unfixed_reason(f)) for f in report.findings if f.path not in by_path)
+    remaining.extend((f, _unfixed_reason(f)) for f in [*report.findings, *report.unused_suppressions] if f.path not in by_path)
     changed = 0
     for outcome in outcomes:
         remaining.extend(outcome.remaining)
@@ -241,6 +249,46 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
         changed += 1
         applied.update(outcome.applied)
     return changed
+
+
+# Findings a ``noqa`` cannot silence: the file does not parse, was not checked, or names an unknown code.
+_NOT_SUPPRESSIBLE = ("RLG000", "RLG100", "RLG998")
+
+
+def _add_noqa(runs: list[tuple[Report, Project]]) -> int:
+    """``check --add-noqa``: each finding's line gets ``# noqa: CODE`` (as ruff's ``--add-noqa``), so a
+    project can adopt rlguard and silence what it already has. Notebooks are not rewritten. Exit 0."""
+    from rlguard.engine.parse import ParseError, decode, parse
+    from rlguard.fix.noqa import add_noqa
+    from rlguard.fix.write import WriteError, write_if_unchanged
+
+    added = 0
+    for report, project in runs:
+        by_path: dict[str, dict[int, set[str]]] = {}
+        for finding in report.findings:
+            if finding.code not in _NOT_SUPPRESSIBLE and not is_notebook(finding.path):
+                by_path.setdefault(finding.path, {}).setdefault(finding.line, set()).add(finding.code)
+        for path, codes in sorted(by_path.items()):
+            data = project.contents.get(path)
+            if data is None:
+                continue
+            source = decode(data)
+            if isinstance(source, ParseError):
+                continue
+            text, changed, skipped = add_noqa(source.text, codes)
+            for line in skipped:
+                print(f"{path}:{line}: no noqa added: the line ends inside a string", file=sys.stderr)
+            new = text.encode(source.encoding)
+            if not changed or isinstance(parse(source._replace(text=text)), ParseError):
+                continue
+            try:
+                write_if_unchanged(path, data, new)
+            except WriteError as error:
+                print(f"{path}: no noqa added: {error}", file=sys.stderr)
+                continue
+            added += changed
+    print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
+    return EXIT_CLEAN
 
 
 def _unfixed_reason(finding: Finding) -> str:

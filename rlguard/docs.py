@@ -117,7 +117,12 @@ ENGINE_DOCS: dict[str, tuple[str, str]] = {
         "A suppression comment that silences nothing",
         "Reported only with `rlguard check --show-unused-noqa`. A `# noqa` (bare or with codes) or a "
         "`# rlguard: ignore[...]` comment whose codes matched no finding on the lines it covers. "
-        "Stale suppressions hide the next real finding on that line: remove them.",
+        "Stale suppressions hide the next real finding on that line: remove them. A suppression naming a code "
+        "that does not exist is reported too, always.\n\n"
+        "**Fix (safe).** `rlguard fix --show-unused-noqa` takes the unused rlguard codes out of each comment, "
+        "and the comment out when no code is left (a line left empty goes too); other tools' codes (`F401`) "
+        "stay. A bare `# noqa` is left for you to remove: other linters may rely on it. The result is "
+        "verified like any fix: every finding stands as before.",
     ),
     "RLG998": (
         "A file rlguard could not check",

@@ -215,18 +215,18 @@ def _fix_all(path: str, checked: Checked) -> list[lsp.TextEdit]:
     return _edits(checked.text, outcome.fixed.decode("utf-8")) if outcome.fixed else []
 
 
-def _suppress(checked: Checked, finding: Finding) -> lsp.TextEdit:
-    """``# noqa: RLGxxx`` at the end of the finding's line, or the code added to the noqa already there."""
-    lines = _lines(checked.text)
-    text = lines[finding.line - 1] if finding.line <= len(lines) else ""
-    marker = text.find("# noqa:")
-    if marker >= 0:
-        new = text.rstrip() + f", {finding.code}"
-    elif "# noqa" in text:
-        new = text  # a bare noqa already silences every code
-    else:
-        new = text.rstrip() + f"  # noqa: {finding.code}"
-    return lsp.TextEdit(range=_range(lines, (finding.line, 1), (finding.line, len(text) + 1)), new_text=new)
+def _suppress(checked: Checked, finding: Finding) -> list[lsp.TextEdit]:
+    """``# noqa: RLGxxx`` at the end of the finding's line, merged into a noqa already there, as
+    ``rlguard check --add-noqa`` writes it; none where the line ends inside a string."""
+    import tokenize
+
+    from rlguard.fix.noqa import add_noqa
+
+    try:
+        text, changed, _ = add_noqa(checked.text, {finding.line: {finding.code}})
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return _edits(checked.text, text) if changed else []
 
 
 def _overlaps(finding: Finding, start: lsp.Position, end: lsp.Position) -> bool:
@@ -246,9 +246,9 @@ def code_action(ls: RlguardServer, params: lsp.CodeActionParams) -> list[lsp.Cod
     for finding in [f for f in checked.findings if _overlaps(f, params.range.start, params.range.end)]:
         if finding.fix is not None and (not wanted or any(str(k).startswith("quickfix") for k in wanted)):
             actions.extend(_fix_action(uri, path, checked, finding))
-        if not wanted or lsp.CodeActionKind.QuickFix in wanted:
-            actions.append(_action(f"Suppress {finding.code} on this line", lsp.CodeActionKind.QuickFix, uri,
-                                   [_suppress(checked, finding)]))
+        suppress = _suppress(checked, finding) if not wanted or lsp.CodeActionKind.QuickFix in wanted else []
+        if suppress:
+            actions.append(_action(f"Suppress {finding.code} on this line", lsp.CodeActionKind.QuickFix, uri, suppress))
     if (not wanted or FIX_ALL in wanted or lsp.CodeActionKind.SourceFixAll in wanted) and \
             any(f.fix and f.fix.applicability == "safe" for f in checked.findings):
         edits = _fix_all(path, checked)

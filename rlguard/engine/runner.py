@@ -22,7 +22,7 @@ from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_info import RuleInfo, registered_rules
-from rlguard.engine.standing import matches, standing
+from rlguard.engine.standing import matches, standing, unused_findings
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
 
@@ -201,14 +201,10 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
     report = Report(files_checked=len(project.files))
     for result in project.results:
         report.files_parsed += result.parsed
-        ignored_here = project.config.ignored_codes(result.path)
         kept = [p.finding for p in standing(result, project.index, project.settings.options, project.config,
                                             functools.partial(_locate, project, result))]
         kept += _unknown_codes(result)
-        unused: list[Finding] = []
-        if show_unused:
-            ran = {code for code in (*project.settings.codes, *ENGINE_CODES) if not matches(code, ignored_here)}
-            unused = _unused(result, ran)
+        unused = unused_findings(result, project.settings.codes, project.config) if show_unused else []
         cells = project.notebooks.get(result.path)
         if cells is not None:
             kept, unused = [_in_cell(f, cells) for f in kept], [_in_cell(f, cells) for f in unused]
@@ -253,22 +249,3 @@ def _unknown_codes(result: FileResult) -> list[Finding]:
         engine_finding(result.path, "RLG100", s.line, 1, f"suppression names unknown rule code {code}")
         for s in result.suppressions for code in sorted(s.codes or ()) if code.startswith("RLG") and code not in known
     ]
-
-
-def _unused(result: FileResult, ran: set[str]) -> list[Finding]:
-    """Suppressions that silenced nothing in this run, reported as RLG100 unused-noqa.
-
-    Only a rule that ran on the file can show a suppression of it to be unused: one switched off by
-    --select, --ignore, per-file-ignores or the target version might still need it. A blanket
-    ``noqa`` covers every rule, so it is unused only when every rule ran.
-    """
-    found = []
-    for suppression in result.suppressions:
-        if suppression.codes is None:
-            if not suppression.used and ran >= set(rules_by_code()):
-                found.append(engine_finding(result.path, "RLG100", suppression.line, 1, "unused blanket `noqa`"))
-            continue
-        for code in sorted(suppression.codes - suppression.used):
-            if code.startswith("RLG") and code in ran:
-                found.append(engine_finding(result.path, "RLG100", suppression.line, 1, f"unused suppression of {code}"))
-    return found

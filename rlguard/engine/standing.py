@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rlguard.engine.analyze import FileResult
     from rlguard.engine.findings import Finding, PendingFinding
     from rlguard.engine.index import ProjectIndex
+    from rlguard.engine.suppress import Suppression
 
 # Gives each pending finding a span, from a parsed module (the fixer's) or by walking the file again.
 Locator = Callable[[list["PendingFinding"]], list["PendingFinding"]]
@@ -67,3 +68,47 @@ def suppressed(finding: Finding, result: FileResult) -> bool:
     from rlguard.engine.suppress import is_suppressed
 
     return is_suppressed(finding.code, finding.line, result.suppressions)
+
+
+def unused_suppressions(result: FileResult, codes: Sequence[str], config: Config) -> list[tuple[Suppression, frozenset[str] | None]]:
+    """The suppressions of ``result`` that silenced nothing, with their unused rlguard codes (None for
+    a bare ``noqa``). Call it after ``standing``, which marks what each suppression silenced.
+
+    Only a rule that ran on the file (``codes``, the selected ones, less ``per-file-ignores``) can
+    show a suppression of it to be unused: one switched off by --select, --ignore, per-file-ignores
+    or the target version might still need it. A bare ``noqa`` covers every rule, so it is unused
+    only when every rule ran. Other tools' codes (``F401``) are never judged.
+    """
+    from rlguard.engine.findings import ENGINE_CODES
+    from rlguard.engine.rule_info import registered_rules
+
+    ignored_here = config.ignored_codes(result.path)
+    ran = {code for code in (*codes, *ENGINE_CODES) if not matches(code, ignored_here)}
+    found: list[tuple[Suppression, frozenset[str] | None]] = []
+    for suppression in result.suppressions:
+        if suppression.codes is None:
+            if not suppression.used and ran >= {rule.code for rule in registered_rules()}:
+                found.append((suppression, None))
+            continue
+        unused = frozenset(code for code in suppression.codes - suppression.used if code.startswith("RLG") and code in ran)
+        if unused:
+            found.append((suppression, unused))
+    return found
+
+
+def unused_findings(result: FileResult, codes: Sequence[str], config: Config) -> list[Finding]:
+    """The unused suppressions of ``result`` as RLG100 findings, one per unused code. A code has a
+    fix that takes it out (``rlguard fix --show-unused-noqa``); a bare ``noqa`` has none: other
+    tools may rely on it."""
+    from rlguard.engine.analyze import engine_finding
+    from rlguard.engine.findings import FixSummary
+
+    found = []
+    for suppression, unused in unused_suppressions(result, codes, config):
+        if unused is None:
+            found.append(engine_finding(result.path, "RLG100", suppression.line, 1, "unused blanket `noqa`"))
+            continue
+        for code in sorted(unused):
+            finding = engine_finding(result.path, "RLG100", suppression.line, 1, f"unused suppression of {code}")
+            found.append(finding._replace(fix=FixSummary("safe", f"remove `{code}` from the suppression")))
+    return found

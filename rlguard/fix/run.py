@@ -37,6 +37,7 @@ class FixRequest:
     index: ProjectIndex | None
     unsafe: bool
     config: Config  # for per-file-ignores
+    unused_noqa: bool = False  # also take unused codes out of suppression comments (RLG100)
 
 
 def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Fix | None]]:
@@ -76,13 +77,48 @@ def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
             continue
         outcome.applied.update(_codes_of(standing, chosen, count=True))
         current = new_bytes
+    if request.unused_noqa:
+        current = _without_unused_noqa(path, current, request, outcome.applied)
     final = analyze_bytes(path, current, request.settings, request.index)
     for finding, fix in standing_findings(final, request):
         reason = FAILED if finding.code in failed else NO_FIX if fix is None else UNSAFE
         outcome.remaining.append((finding, reason))
+    if request.unused_noqa:  # what the RLG100 fix could not take out (a bare noqa, or a failed verification)
+        from rlguard.engine.standing import unused_findings
+
+        outcome.remaining += [(finding, NO_FIX if finding.fix is None else FAILED)
+                              for finding in unused_findings(final.result, request.settings.codes, request.config)]
     if current != outcome.original:
         outcome.fixed = current
     return outcome
+
+
+def _without_unused_noqa(path: str, data: bytes, request: FixRequest, applied: Counter) -> bytes:
+    """``data`` without the suppression codes that silence nothing (RLG100's fix), once the rules'
+    fixes are in: verified like them, it must leave every finding as it was, neither silenced nor bared."""
+    import tokenize
+
+    from rlguard.engine.standing import unused_suppressions
+    from rlguard.fix.noqa import remove_codes
+
+    analysis = analyze_bytes(path, data, request.settings, request.index)
+    before = standing_findings(analysis, request)  # marks what each suppression silences
+    unused = [(s, codes) for s, codes in unused_suppressions(analysis.result, request.settings.codes, request.config) if codes]
+    if not unused or analysis.source is None:
+        return data
+    try:
+        text, removed = remove_codes(analysis.source.text, unused)
+    except (tokenize.TokenError, SyntaxError):
+        return data
+    new = text.encode(analysis.source.encoding)
+    decoded = decode(new)
+    if isinstance(decoded, ParseError) or isinstance(parse(decoded), ParseError):
+        return data
+    after = standing_findings(analyze_bytes(path, new, request.settings, request.index), request)
+    if Counter(f.code for f, _ in after) != Counter(f.code for f, _ in before):
+        return data
+    applied["RLG100"] += removed
+    return new
 
 
 def _render(module: cst.Module, encoding: str, fixes: list[Fix]) -> bytes | None:

@@ -381,7 +381,7 @@ def test_suppressions_in_notebook_cells(tree):
     tree.write("nb.ipynb", _notebook(("code", "import os\n"),
                                      ("code", OLD_IMPORT.rstrip() + "  # noqa: RLG006\nx = 1  # noqa: RLG003\n")))
     result = tree.run("check", "--no-cache", "--show-unused-noqa", "--output-format", "concise", "nb.ipynb")
-    assert result.stdout.splitlines()[0] == "nb.ipynb:cell 2:2:1: RLG100 unused suppression of RLG003"
+    assert result.stdout.splitlines()[0] == "nb.ipynb:cell 2:2:1: RLG100 unused suppression of RLG003 [*]"
     assert "RLG006" not in result.stdout
 
 
