@@ -46,6 +46,30 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def run_lint(args: argparse.Namespace) -> int:
+    if getattr(args, "watch", False):
+        return _watch(args)
+    return _lint_once(args)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from rlguard.watch import WatchUnavailable, watch
+
+    if "-" in args.paths or args.add_noqa or args.output_file:
+        print("error: --watch checks files as they change: it takes neither `-`, --add-noqa nor --output-file",
+              file=sys.stderr)
+        return EXIT_USAGE
+    missing = [path for path in args.paths if not os.path.exists(path)]
+    if missing:
+        print(f"error: {missing[0]}: no such file or directory", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return watch(args.paths, functools.partial(_lint_once, args))
+    except WatchUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _lint_once(args: argparse.Namespace) -> int:
     try:
         select = validate_codes(args.select, "--select") if args.select is not None else None
         extend_select = validate_codes(args.extend_select, "--extend-select")
