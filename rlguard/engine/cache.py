@@ -1,6 +1,7 @@
 """A content-addressed result cache: a second run on an unchanged tree parses nothing.
 
-A file's entry is keyed by its bytes, rlguard's own code and the settings. Verdicts that
+A file's entry is keyed by its bytes, rlguard's own code and data files (the API model, the
+removed-API table, the rule catalog) and the settings. Verdicts that
 depend on other files are not cached as verdicts: the cached part is each file's facts
 and pending findings, and the project index is re-resolved from them on every run.
 """
