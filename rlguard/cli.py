@@ -89,7 +89,7 @@ def _check_options(check: argparse.ArgumentParser) -> None:
                        help="print only a table of counts per rule (to stderr beside json, github and sarif)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes (like `rlguard fix`)")
     check.add_argument("--watch", action="store_true",
-                       help="check again whenever a file or configuration changes, until Ctrl-C (needs `rlguard[watch]`)")
+                       help="check again whenever a file or configuration changes, until Ctrl-C (needs watchdog: the `watch` extra)")
     check.add_argument("--add-noqa", action="store_true",
                        help="add `# noqa: CODE` to each line with a finding (merged into a noqa already there), and write the files")
 

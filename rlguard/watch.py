@@ -37,7 +37,7 @@ def watch(paths: Sequence[str], run: Callable[[], object]) -> int:
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
     except ImportError as error:
-        raise WatchUnavailable(f"--watch needs `rlguard[watch]` (watchdog): {error}") from None
+        raise WatchUnavailable(f"--watch needs the `watch` extra, watchdog (`pip install watchdog`): {error}") from None
 
     changed = threading.Event()
 

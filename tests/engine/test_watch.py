@@ -77,3 +77,12 @@ def test_what_counts_as_a_change():
     assert relevant("src/a.py") and relevant("nb.ipynb") and relevant("pyproject.toml") and relevant("stubs/x.pyi")
     assert not relevant(os.path.join(".rlguard_cache", "ab", "x.py")) and not relevant("notes.txt")
     assert not relevant(os.path.join(".git", "HEAD.py")) and not relevant(os.path.join("src", "__pycache__", "a.py"))
+
+
+def test_without_watchdog_one_line_says_what_to_install(tree):
+    script = ("import sys; sys.modules['watchdog'] = None; from rlguard.cli import main; "
+              "sys.exit(main(['check', '--watch', '.']))")  # None in sys.modules: the import fails
+    result = subprocess.run([sys.executable, "-c", script], cwd=tree.root, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: --watch needs the `watch` extra, watchdog (`pip install watchdog`)")
+    assert len(result.stderr.splitlines()) == 1
