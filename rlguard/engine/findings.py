@@ -23,6 +23,7 @@ class Requirement:
 ENGINE_CODES: dict[str, str] = {
     "RLG000": "parse-error",
     "RLG100": "unused-suppression",
+    "RLG998": "skipped-file",
     "RLG999": "internal-error",
 }
 
@@ -82,6 +83,19 @@ class Finding(NamedTuple):
         return f"{self.path}:{cell}{self.located.line}:{self.located.column}"
 
     @property
+    def in_cell(self) -> str | None:
+        """``cell 4, line 3, column 32`` for a notebook finding: formats that locate by line in the
+        file itself (GitHub annotations, SARIF) cannot point into a cell, so they say it in words."""
+        if self.cell is None:
+            return None
+        return f"cell {self.cell}, line {self.located.line}, column {self.located.column}"
+
+    @property
+    def remedy_sentence(self) -> str:
+        """The remedy as reporters print it on a line of its own: a sentence, capitalised."""
+        return self.remedy[:1].upper() + self.remedy[1:]
+
+    @property
     def line(self) -> int:
         return self.located.line
 
@@ -92,6 +106,17 @@ class Finding(NamedTuple):
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.located.line, self.located.column, self.code, self.message)
+
+
+class TextEdit(NamedTuple):
+    """Replace the text from (line, column) to (end_line, end_column), 1-based, end exclusive, in
+    code points; an empty range is an insertion point. What a fix changes, as SARIF and editors take it."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
 
 
 class PendingFinding(NamedTuple):

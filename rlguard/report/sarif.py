@@ -5,7 +5,7 @@
   is imported to write them;
 - every result carries ``partialFingerprints`` so code scanning tracks it across commits;
 - a result whose finding has a fix carries ``fixes`` with the concrete text replacements, when
-  the caller passes them (``rlguard.report.sarif_fixes.fix_edits`` computes them from the
+  the caller passes them (``rlguard.fix.edits.fix_edits`` computes them from the
   project the run analysed). Without them, no ``fixes`` property is written: SARIF requires
   every fix to hold at least one replacement, so a description alone would not be valid.
 
@@ -19,31 +19,16 @@ import hashlib
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from rlguard import __version__
 from rlguard.docs import DOCS_URL, engine_summary, rule_url
-from rlguard.engine.findings import Finding, Report
+from rlguard.engine.findings import Finding, Report, TextEdit
 from rlguard.rules import CATALOG, ENGINE_CODES, TEXTS
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT = "rlguardFinding/v1"
-
-
-@dataclass(frozen=True)
-class TextEdit:
-    """Replace the text from (line, column) to (end_line, end_column), 1-based, end exclusive.
-
-    An empty range is an insertion point.
-    """
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    text: str
 
 
 # A finding -> the edits its own fix makes in its file.
@@ -118,19 +103,26 @@ def _fix(finding: Finding, edits: Sequence[TextEdit]) -> dict:
 
 def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits: Sequence[TextEdit] | None) -> dict:
     span = finding.located
-    result = {
+    # A notebook's lines are not its file's lines: code scanning needs a region in the file, so the
+    # result sits on the file's first line and says where in which cell, in its text and properties.
+    region = _region(span.line, span.column, span.end_line, span.end_column) if finding.cell is None else _region(1, 1, 1, 1)
+    text = finding.full_message if finding.cell is None else f"{finding.in_cell}: {finding.full_message}"
+    result: dict = {
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
         "level": "error",
-        "message": {"text": finding.full_message},
+        "message": {"text": text},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": artifact_uri(finding.path)},
-                "region": _region(span.line, span.column, span.end_line, span.end_column),
+                "region": region,
             }
         }],
         "partialFingerprints": {FINGERPRINT: fingerprint(finding, occurrence)},
     }
+    if finding.cell is not None:
+        result["properties"] = {"cell": finding.cell, "line": span.line, "column": span.column,
+                                "endLine": span.end_line, "endColumn": span.end_column}
     if finding.fix is not None and edits:
         result["fixes"] = [_fix(finding, edits)]
     return result

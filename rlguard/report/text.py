@@ -37,7 +37,7 @@ def line(finding: Finding, style: str = "concise", color: bool = False) -> str:
     mark = " " + _paint("[*]", _CYAN, color) if _safe_fix(finding) else ""
     first = f"{where} {code} {message}{mark}"
     if style == "text" and finding.remedy:
-        return first + "\n" + _paint(f"    {finding.remedy[:1].upper()}{finding.remedy[1:]}", _DIM, color)
+        return first + "\n" + _paint(f"    {finding.remedy_sentence}", _DIM, color)
     return first
 
 

@@ -20,7 +20,7 @@ from rlguard.engine.findings import Finding, FixSummary, Report, Span
 from rlguard.engine.runner import RunOptions, check
 from rlguard.engine.target import Target
 from rlguard.report import sarif
-from rlguard.report.sarif_fixes import fix_edits, text_edits
+from rlguard.fix.edits import fix_edits, text_edits
 from rlguard.rules import ENGINE_CODES, RULES
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
 from rlguard_dev.docs import generate
@@ -233,3 +233,18 @@ def test_cli_sarif_output_carries_fixes(tmp_path, validator):
     (fix,) = result_["fixes"]
     (change,) = fix["artifactChanges"]
     assert _apply(OLD, change["replacements"]) == NEW
+
+
+def test_a_notebook_finding_names_its_cell_and_sits_on_the_files_first_line(tmp_path, validator):
+    notebook = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]},
+                          {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                           "source": ["import os\n", "from torchrl.collectors import SyncDataCollector\n"]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "explore.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    report, project = _run(tmp_path)
+    document = validate(validator, sarif.render(report, fixes=fix_edits(report, project)))
+    (result,) = document["runs"][0]["results"]
+    assert result["message"]["text"].startswith("cell 2, line 2, column 32: `SyncDataCollector` was removed")
+    assert result["properties"] == {"cell": 2, "line": 2, "column": 32, "endLine": 2, "endColumn": 49}
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1}
+    assert "fixes" not in result  # rlguard does not rewrite notebooks: no edit to offer
