@@ -1,13 +1,15 @@
 """Two rules whose fixes are wrong, as a buggy rule's would be: one leaves the finding in place, the
-other writes code that does not parse. ``register()`` adds them to the engine's catalog for a test;
-the fixer must then refuse both fixes and leave the file as it was."""
+other writes code that does not parse. ``register()`` adds them to the rule catalog (the default
+``Config.rules``) of a test's own process; the fixer must then refuse both fixes and leave the file
+as it was."""
 
 from __future__ import annotations
 
 from rlguard.engine.findings import Edit, Fix
 from rlguard.engine.lazy import cst
 from rlguard.engine.rule_api import Rule
-from rlguard.engine.rule_info import RuleInfo, register_rules
+from rlguard.engine.rule_info import RuleInfo
+from rlguard.rules import CATALOG
 
 
 class LeavesTheFinding(Rule):
@@ -31,7 +33,7 @@ class BreaksTheSyntax(Rule):
 
 
 def register() -> None:
-    register_rules(
-        RuleInfo(rule.code, rule.name, rule.summary, (), None, (((), ((word,),)),), frozenset(), 0, __name__, rule.__name__)
+    CATALOG.update(
+        (rule.code, RuleInfo(rule.code, rule.name, rule.summary, (), None, (((), ((word,),)),), frozenset(), 0, __name__, rule.__name__))
         for rule, word in ((LeavesTheFinding, "Widget"), (BreaksTheSyntax, "Gadget"))
     )
