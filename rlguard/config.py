@@ -21,7 +21,8 @@ else:  # pragma: no cover - exercised on 3.10 only
 from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
-_TOP_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout", "max-file-size")
+_TOP_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout", "max-file-size",
+             "include-vendored")
 
 
 class ConfigError(Exception):
@@ -39,6 +40,7 @@ class Config(NamedTuple):
     rule_options: Mapping[str, Mapping[str, Any]] = {}  # shared by every default Config: read only
     timeout: float = 10.0  # seconds per file
     max_file_size: int = 10_000_000  # bytes
+    include_vendored: bool = False  # check vendored torchrl/tensordict trees (at their own version)
 
     def excludes(self, path: str) -> bool:
         """Whether ``exclude`` matches this file (its path relative to the root, any folder on it, or its name)."""
@@ -146,6 +148,7 @@ def parse_config(section: Any, path: str) -> Config:
         rule_options=_rule_options(section.get("rules", {}), where),
         timeout=_positive(section.get("timeout", 10.0), f"{where} timeout"),
         max_file_size=int(_positive(section.get("max-file-size", 10_000_000), f"{where} max-file-size")),
+        include_vendored=_bool(section.get("include-vendored", False), f"{where} include-vendored"),
     )
 
 
@@ -187,6 +190,12 @@ def _version(value: Any, where: str) -> str | None:
     if not isinstance(value, str) or not _VERSION.match(value.strip()):
         raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1'")
     return value.strip()
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    return value
 
 
 def _positive(value: Any, where: str) -> float:

@@ -19,6 +19,7 @@ from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
+from rlguard.engine.libraries import LibraryTree, partition, skip_notes
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_info import RuleInfo, registered_rules
@@ -55,24 +56,27 @@ def _matches(code: str, patterns: Sequence[str]) -> bool:
     return any(p == "ALL" or code.startswith(p) for p in patterns)
 
 
-def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
+def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes],
+                   libraries: tuple[LibraryTree, ...] = ()) -> Settings:
     rules = rules_by_code()
     options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
-    # Tokens only ever narrow as torchrl grows, so the oldest admitted version gives the widest filter.
-    tokens = {code: rules[code].prefilter_tokens(target.oldest) for code in codes}
+    # Tokens only ever narrow as torchrl grows, so the oldest version judged gives the widest filter.
+    oldest = min([target.oldest, *(v for tree in libraries if (v := tree.judged_at) is not None)])
+    tokens = {code: rules[code].prefilter_tokens(oldest) for code in codes}
     # A rule's class group is also met by a subclass of its roots, even through classes in other files.
     class_conditions = {
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
         for code in codes if (rule := rules[code]).class_roots
     }
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
-                    {code: rules[code] for code in codes}, target.lowest)
+                    {code: rules[code] for code in codes}, target.lowest, libraries)
 
 
 class Project:
     """One run's state: the files, their results, and the merged index."""
 
-    __slots__ = ("config", "settings", "files", "results", "index", "skipped", "analyzed", "contents", "cache", "notebooks")
+    __slots__ = ("config", "settings", "files", "results", "index", "skipped", "analyzed", "contents", "cache", "notebooks",
+                 "notes")
 
     def __init__(self, config: Config, settings: Settings, files: list[str], *, skipped: list[tuple[str, str]],
                  contents: dict[str, bytes | None], cache: ResultCache | None, notebooks: dict[str, Notebook]) -> None:
@@ -86,6 +90,7 @@ class Project:
         self.contents = contents  # as read for this run
         self.cache = cache
         self.notebooks = notebooks  # their code, checked as one module each
+        self.notes: list[str] = []  # one line each for the summary (vendored libraries left out)
 
     def code(self, path: str) -> bytes | None:
         """The Python source of a file of this run as read for it: a notebook's code cells joined."""
@@ -97,6 +102,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     sources = {display_path(path): data for path, data in (options.sources or {}).items()}
     found = discover([p for p in paths if display_path(p) not in sources], config.exclude, config.root)
     found.files = sorted({*(display_path(path) for path in found.files), *(p for p in map(display_path, paths) if p in sources)})
+    vendored = partition(found.files, config.root, config.include_vendored)
+    found.files = vendored.kept
     codes = selected_codes(config, options, target)
     contents = {path: sources[path] if path in sources else read_bytes(path) for path in found.files}
     readable, unreadable = _notebooks(contents)
@@ -105,10 +112,11 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     texts = [c for c in contents.values() if c is not None]
     if any(rules_by_code()[code].class_roots for code in codes):
         texts += reached_by_class_bases(contents, resolver).values()  # bases defined in files not given
-    settings = build_settings(config, codes, target, texts)
+    settings = build_settings(config, codes, target, texts, vendored.included)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
                       notebooks=readable)
+    project.notes = skip_notes(vendored.skipped, config.root)
 
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -210,7 +218,7 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
           show_unused: bool = False) -> tuple[Report, Project]:
     project = analyze_project(paths, config, options, target)
     assert project.index is not None
-    report = Report(files_checked=len(project.files))
+    report = Report(files_checked=len(project.files), notes=project.notes)
     for result in project.results:
         report.files_parsed += result.parsed
         ignored_here = project.config.ignored_codes(result.path)
