@@ -167,6 +167,7 @@ class Partition(NamedTuple):
 
 def partition(files: Sequence[str], project_root: str, include: bool) -> Partition:
     """Split a run's files: vendored trees are left out, or kept and judged at their own version."""
+    library_tree.cache_clear()  # per run: a long-lived process (the language server) sees trees come and go
     kept: list[str] = []
     skipped: dict[LibraryTree, list[str]] = {}
     included: dict[LibraryTree, None] = {}
