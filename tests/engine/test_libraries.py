@@ -172,3 +172,20 @@ def test_include_vendored_must_be_a_boolean(tree):
     run = tree.run("check", "a.py")
     assert run.returncode == 2
     assert run.stderr.strip().endswith("include-vendored must be true or false, got 'yes'") and "Traceback" not in run.stderr
+
+
+def test_a_vendored_tree_is_what_its_own_files_import(tmp_path):
+    """As Python resolves it from each file of the tree (the tree's metadata makes it their project root,
+    or ``sys.path[0]`` is a folder of it), ``import torchrl`` reaches the copy: the tree is written for it."""
+    from rlguard.engine.project import ModuleResolver
+    from tests.engine.test_project import write
+
+    write(tmp_path, {".git/HEAD": "", **VENDORED_TORCHRL, **USER})
+    library_tree.cache_clear()
+    resolver = ModuleResolver()
+    copy = str(tmp_path / "third_party" / "rl" / "torchrl" / "__init__.py")
+    for name in ("third_party/rl/test/test_specs.py", "third_party/rl/tutorials/collect.py"):
+        path = str(tmp_path / name)
+        assert resolver.resolve("torchrl", path) == (copy,)
+        assert tree_of(path, str(tmp_path)) == LibraryTree(str(tmp_path / "third_party" / "rl"), "torchrl", "0.4.0")
+    assert tree_of(str(tmp_path / "train.py"), str(tmp_path)) is None
