@@ -153,6 +153,7 @@ def _merged(runs: list[tuple[Report, Project]]) -> Report:
         merged.unused_suppressions.extend(report.unused_suppressions)
         merged.files_checked += report.files_checked
         merged.files_parsed += report.files_parsed
+        merged.notes.extend(report.notes)
     merged.findings.sort(key=Finding.sort_key)
     merged.unused_suppressions.sort(key=Finding.sort_key)
     return merged

@@ -24,7 +24,7 @@ from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
 _TOP_KEYS = ("extend", "select", "extend-select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout",
-             "max-file-size")
+             "max-file-size", "include-vendored")
 
 
 class ConfigError(Exception):
@@ -46,6 +46,7 @@ class Config(NamedTuple):
     # The rules the engine chooses from (select, ignore, target), by code: the engine is handed them
     # here and keeps no registry of its own. Shared by every default Config: read only.
     rules: Mapping[str, RuleInfo] = CATALOG
+    include_vendored: bool = False  # check vendored torchrl/tensordict trees (at their own version)
 
     def excludes(self, path: str) -> bool:
         """Whether ``exclude`` matches this file (its path relative to the root, any folder on it, or its name)."""
@@ -158,6 +159,7 @@ def parse_config(section: Any, path: str, extended_by: tuple[str, ...] = ()) -> 
         rule_options=_rule_options(section.get("rules", {}), where),
         timeout=_positive(section.get("timeout", 120.0), f"{where} timeout"),
         max_file_size=int(_positive(section.get("max-file-size", 10_000_000), f"{where} max-file-size")),
+        include_vendored=_bool(section.get("include-vendored", False), f"{where} include-vendored"),
     )
 
 
@@ -249,6 +251,12 @@ def _version(value: Any, where: str) -> str | None:
     if not isinstance(value, str) or not _VERSION.match(value.strip()):
         raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1'")
     return value.strip()
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    return value
 
 
 def _positive(value: Any, where: str) -> float:

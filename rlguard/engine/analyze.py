@@ -16,6 +16,7 @@ from rlguard.engine.findings import ENGINE_CODES, Finding, FixSummary, PendingFi
 
 if TYPE_CHECKING:
     from rlguard.engine.index import FileFacts, ProjectIndex
+    from rlguard.engine.libraries import LibraryTree
     from rlguard.engine.parse import ParseError, Source
     from rlguard.engine.prefilter import ClassCondition, TokenGroups
     from rlguard.engine.rule_api import Report, Rule
@@ -41,11 +42,25 @@ class Settings(NamedTuple):
     # class is imported where a file needs it).
     rules: Mapping[str, RuleInfo] = {}  # shared by every default Settings: read only
     oldest: tuple[int, ...] | None = None  # a pin's lowest admitted torchrl, for behaviour only old releases have
+    # Vendored copies of torchrl or tensordict checked in this run (``include-vendored``): their files
+    # are judged at the copy's own version, and never rewritten.
+    libraries: tuple[LibraryTree, ...] = ()
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr((self.codes, self.target, self.oldest, sorted((k, sorted(v.items())) for k, v in self.options.items()),
                                     sorted(self.tokens.items()), sorted((k, v[0], sorted(v[1])) for k, v in self.class_conditions.items()),
-                                    self.max_file_size)).encode()).hexdigest()
+                                    self.max_file_size, self.libraries)).encode()).hexdigest()
+
+    def versions_for(self, path: str) -> tuple[LibraryTree | None, tuple[int, ...], tuple[int, ...] | None]:
+        """(the vendored tree holding ``path``, if any; the torchrl it is judged at; the oldest one)."""
+        if self.libraries:
+            from rlguard.engine.libraries import judged_at
+
+            tree = judged_at(path, self.libraries)
+            if tree is not None:
+                version = tree.judged_at
+                return (tree, version, version) if version is not None else (tree, self.target, self.oldest)
+        return None, self.target, self.oldest
 
 
 class FileResult:
@@ -175,7 +190,7 @@ def _token_groups_for(path: str, settings: Settings) -> Mapping[str, TokenGroups
     if all(settings.rules[code].library_copies for code in settings.tokens):
         return settings.tokens
     from rlguard.engine.index import module_name_for
-    from rlguard.engine.project import in_library_copy
+    from rlguard.engine.libraries import in_library_copy
 
     if not in_library_copy(module_name_for(path)[0]):
         return settings.tokens
@@ -199,15 +214,19 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     from rlguard.engine.traversal import bookkeeping, walk
 
     module_name, is_package = module_name_for(path)
-    ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index, oldest=settings.oldest)
+    tree, target, oldest = settings.versions_for(path)
+    ctx = FileContext(path, module_name, is_package, target, settings.options, index, oldest=oldest)
     ctx.declare_definitions(module)
-    rules = [settings.rules[code].load()(ctx) for code in codes]
+    rules = [settings.rules[code].load()(ctx) for code in codes if tree is None or settings.rules[code].applies_to(target)]
     on_visit, on_leave = bookkeeping(ctx)
     for rule in rules:
         _register(rule, on_visit, on_leave)
     walk(module, on_visit, on_leave)
 
     reports = [(type(rule), report) for rule in rules for report in rule.reports]
+    if tree is not None:  # a vendored library is the library's code: reported, never rewritten
+        for _, report in reports:
+            report.fix = None
     # Positions cost a codegen pass over the whole file. Reports that wait on the index are
     # usually dropped by it, so they are located later, and only if they stand (see ``locate``).
     definite = [report.node for _, report in reports if locate_all or not report.requires]

@@ -130,14 +130,15 @@ class PendingFinding(NamedTuple):
 class Report:
     """Everything a run produced, in deterministic order."""
 
-    __slots__ = ("findings", "files_checked", "files_parsed", "unused_suppressions")
+    __slots__ = ("findings", "files_checked", "files_parsed", "unused_suppressions", "notes")
 
     def __init__(self, findings: list[Finding] | None = None, files_checked: int = 0, files_parsed: int = 0,
-                 unused_suppressions: list[Finding] | None = None) -> None:
+                 unused_suppressions: list[Finding] | None = None, notes: list[str] | None = None) -> None:
         self.findings = [] if findings is None else findings
         self.files_checked = files_checked
         self.files_parsed = files_parsed
         self.unused_suppressions = [] if unused_suppressions is None else unused_suppressions
+        self.notes = [] if notes is None else notes  # lines for the summary: what the run left out
 
 
 def display_path(path: str) -> str:

@@ -20,6 +20,7 @@ from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import Discovery, discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
+from rlguard.engine.libraries import LibraryTree, partition, skip_notes
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.standing import matches, standing, unused_findings
@@ -51,24 +52,27 @@ def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple
     return tuple(chosen)
 
 
-def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
+def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes],
+                   libraries: tuple[LibraryTree, ...] = ()) -> Settings:
     rules = config.rules
     options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
-    # Tokens only ever narrow as torchrl grows, so the oldest admitted version gives the widest filter.
-    tokens = {code: rules[code].prefilter_tokens(target.oldest) for code in codes}
+    # Tokens only ever narrow as torchrl grows, so the oldest version judged gives the widest filter.
+    oldest = min([target.oldest, *(v for tree in libraries if (v := tree.judged_at) is not None)])
+    tokens = {code: rules[code].prefilter_tokens(oldest) for code in codes}
     # A rule's class group is also met by a subclass of its roots, even through classes in other files.
     class_conditions = {
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
         for code in codes if (rule := rules[code]).class_roots
     }
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
-                    {code: rules[code] for code in codes}, target.lowest)
+                    {code: rules[code] for code in codes}, target.lowest, libraries)
 
 
 class Project:
     """One run's state: the files, their results, and the merged index."""
 
-    __slots__ = ("config", "settings", "files", "results", "index", "skipped", "analyzed", "contents", "cache", "notebooks")
+    __slots__ = ("config", "settings", "files", "results", "index", "skipped", "analyzed", "contents", "cache", "notebooks",
+                 "notes")
 
     def __init__(self, config: Config, settings: Settings, files: list[str], *, skipped: list[tuple[str, str]],
                  contents: dict[str, bytes | None], cache: ResultCache | None, notebooks: dict[str, Notebook]) -> None:
@@ -82,6 +86,7 @@ class Project:
         self.contents = contents  # as read for this run
         self.cache = cache
         self.notebooks = notebooks  # their code, checked as one module each
+        self.notes: list[str] = []  # one line each for the summary (vendored libraries left out)
 
     def code(self, path: str) -> bytes | None:
         """The Python source of a file of this run as read for it: a notebook's code cells joined."""
@@ -95,6 +100,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     # Only paths left to read are discovered: with none (stdin alone), ``discover`` would walk ``.``.
     found = discover(on_disk, config.exclude, config.root) if on_disk else Discovery()
     found.files = sorted({*(display_path(path) for path in found.files), *(p for p in map(display_path, paths) if p in sources)})
+    vendored = partition(found.files, config.root, config.include_vendored)
+    found.files = vendored.kept
     codes = selected_codes(config, options, target)
     contents = {path: sources[path] if path in sources else read_bytes(path) for path in found.files}
     readable, unreadable = _notebooks(contents)
@@ -103,10 +110,11 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     texts = [c for c in contents.values() if c is not None]
     if any(config.rules[code].class_roots for code in codes):
         texts += reached_by_class_bases(contents, resolver).values()  # bases defined in files not given
-    settings = build_settings(config, codes, target, texts)
+    settings = build_settings(config, codes, target, texts, vendored.included)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
                       notebooks=readable)
+    project.notes = skip_notes(vendored.skipped, config.root)
 
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -192,7 +200,7 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
           show_unused: bool = False) -> tuple[Report, Project]:
     project = analyze_project(paths, config, options, target)
     assert project.index is not None
-    report = Report(files_checked=len(project.files))
+    report = Report(files_checked=len(project.files), notes=project.notes)
     for result in project.results:
         report.files_parsed += result.parsed
         kept = [p.finding for p in standing(result, project.index, project.settings.options, project.config,

@@ -11,6 +11,7 @@ from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
 from rlguard.engine.findings import Finding, Fix
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.lazy import cst
+from rlguard.engine.libraries import tree_of
 from rlguard.engine.parse import ParseError, decode, parse
 from rlguard.fix.apply import apply_fixes, non_overlapping
 
@@ -65,6 +66,8 @@ def fix_file(path: str, request: FixRequest) -> FileFix:
 def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
     """Fix ``data`` as the content of ``path`` (which need not exist: stdin, an editor buffer)."""
     outcome = FileFix(path, original=data)
+    if tree_of(path, request.config.root) is not None:  # a vendored library is its authors' code
+        return outcome
     current = data
     failed: set[str] = set()
     for _ in range(MAX_PASSES):

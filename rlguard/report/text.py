@@ -67,6 +67,7 @@ def render(report: Report, style: str = "text", color: bool = False, quiet: bool
     lines = [line(f, style, color) for f in [*report.findings, *report.unused_suppressions]]
     if not quiet:
         lines.extend(summary(report))
+        lines.extend(note[:1].upper() + note[1:] + "." for note in report.notes)
     return "".join(text + "\n" for text in lines)
 
 

@@ -71,7 +71,7 @@ class RemovedApi(RemovedApiRule):
             note="The replacement's defaults differ: an unsafe fix, and the message says what to add.",
         ),
         Example(
-            "from torchrl.modules.distributions.utils import safetanh\n",
+            "from tensordict.utils import KeyedJaggedTensor\n",
             message="upstream names no replacement",
             note="No replacement known: no fix.",
         ),

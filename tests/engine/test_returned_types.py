@@ -185,7 +185,7 @@ PROJECT = {
         lstm.set_recurrent_mode(True)
         rig = Rig()
         print(json.dumps(summary(rig)), json.dumps(rig.weights()))
-        collector = Collector(None, rig, frames_per_batch=1, total_frames=1, policy_device="cpu")
+        collector = Collector(None, rig, frames_per_batch=1, total_frames=1, policy_device="cuda:0")
         """,
 }
 
