@@ -32,7 +32,7 @@ class Example:
     code: str
     fixed: str | None = None
     unsafe: bool = False  # the fix needs --unsafe-fixes
-    target: str | None = None  # torchrl version to judge with; default: newest known
+    target: str | None = None  # torchrl version to judge with ("0.10"), or a pin's specifier (">=0.11"); default: newest known
     options: Mapping[str, Any] = field(default_factory=dict)  # this rule's options
     files: Mapping[str, str] = field(default_factory=dict)  # other files of the project, by relative path
     message: str | None = None  # a substring the finding's message must contain

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from rlguard.engine.lazy import cst
@@ -193,7 +193,9 @@ class VersionMap:
         outer = within.runs
         handlers = tuple((_caught(h), _bound(_body(h.body))) for h in node.handlers)
         self._add(body, Branch(outer, "try", node, shim or within.compat, handlers=handlers))
-        branches: list[tuple[str, Sequence[cst.BaseStatement], Predicate]] = [("try", body, outer)]
+        fine = outer if failures is None else _raising(outer, failures, None, (), negate=True)
+        # For the guard, the try body counts where it completes: elsewhere a handler takes over.
+        branches: list[tuple[str, Sequence[cst.BaseStatement], Predicate]] = [("try", body, fine)]
         earlier: list[frozenset[str] | None] = []
         for handler, (caught, _) in zip(node.handlers, handlers, strict=True):
             runs = outer if failures is None else _raising(outer, failures, caught, tuple(earlier))
@@ -201,7 +203,6 @@ class VersionMap:
             self._add(_body(handler.body), Branch(runs, "except", node, shim or within.compat))
             branches.append(("except", _body(handler.body), runs))
         if node.orelse is not None:
-            fine = outer if failures is None else _raising(outer, failures, None, (), negate=True)
             self._add(_body(node.orelse.body), Branch(fine, "else", node, shim or within.compat))
         if node.finalbody is not None:
             self._add(_body(node.finalbody.body), within)
@@ -357,10 +358,6 @@ def _comparisons() -> dict[type, Callable[[Any, Any], Any]]:
 
 class _Parsed(tuple):
     """A parsed version (``Version(...)``): compares as its release numbers, padded to three."""
-
-    @property
-    def release(self) -> tuple[int, ...]:
-        return tuple(self)
 
 
 _PRESENT = object()  # what ``getattr(module, "name", None)`` gives where the name exists
@@ -524,8 +521,3 @@ def _attribute(value: Any, name: str) -> Any:
     if isinstance(value, _Parsed) and name in ("release", "base_version", "public"):
         return tuple(value) if name == "release" else _text(value)
     raise AttributeError(name)
-
-
-def guarded_nodes(versions: VersionMap, edits: Iterator[cst.CSTNode]) -> bool:
-    """Whether any of the nodes lies in a branch of compatibility code."""
-    return any(versions.branch(node).compat for node in edits)
