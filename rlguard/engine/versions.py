@@ -188,10 +188,11 @@ class VersionMap:
     def _try(self, node: cst.Try, parent: Sequence[cst.BaseStatement], within: Branch) -> None:
         body = _body(node.body)
         failures = self._failures(body)
-        shim = failures is not None and any(isinstance(s, cst.SimpleStatementLine) and
-                                            any(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body) for s in body)
-        outer = within.runs
+        guard = bool(failures)  # the body reads library names: which branch runs is known per version
         handlers = tuple((_caught(h), _bound(_body(h.body))) for h in node.handlers)
+        # An import shim, even for another package, is compatibility code: fixes keep out of it.
+        shim = guard or (_imports(body) and any(_catches(caught, "ImportError") for caught, _ in handlers))
+        outer = within.runs
         self._add(body, Branch(outer, "try", node, shim or within.compat, handlers=handlers))
         fine = outer if failures is None else _raising(outer, failures, None, (), negate=True)
         # For the guard, the try body counts where it completes: elsewhere a handler takes over.
@@ -206,7 +207,7 @@ class VersionMap:
             self._add(_body(node.orelse.body), Branch(fine, "else", node, shim or within.compat))
         if node.finalbody is not None:
             self._add(_body(node.finalbody.body), within)
-        if shim:
+        if guard:
             self.guards.append(Guard(node, "try", tuple(branches), parent))
 
     # ----- what a try body raises, and where -----
@@ -237,6 +238,8 @@ class VersionMap:
             names = [dotted_name(alias.name) for alias in small.names]
             return [] if all(name in LIBRARIES for name in names) else None
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+            if _constant(small.value):  # ``HAS_NEW_API = True``
+                return []
             qualname = self._imports.resolve(small.value)
             if isinstance(small.value, cst.Attribute) and _library(qualname):
                 return [("AttributeError", _missing(str(qualname)))]
@@ -291,6 +294,16 @@ def _caught(handler: cst.ExceptHandler) -> frozenset[str] | None:
         return None
     kinds = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
     return frozenset((dotted_name(kind) or "").rpartition(".")[2] for kind in kinds)
+
+
+def _imports(body: Sequence[cst.BaseStatement]) -> bool:
+    return any(isinstance(statement, cst.SimpleStatementLine) and
+               any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body) for statement in body)
+
+
+def _constant(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)) or \
+        (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
 
 
 def _missing(qualname: str) -> Predicate:

@@ -98,7 +98,7 @@ class RemovedApiRule(Rule):
     def _effect(self, node: cst.CSTNode, at_run_time: str) -> str:
         """What fails: ``at_run_time``, or under ``if TYPE_CHECKING:``, which never runs, the type checker."""
         if self.ctx.versions.branch(node).kind == "type-checking":
-            return "a type checker fails on it (it is imported only under `TYPE_CHECKING`, so nothing fails at run time)"
+            return "a type checker fails on this import (it runs only under `TYPE_CHECKING`, never when the program runs)"
         return at_run_time
 
     def _message(self, change: ApiChange, effect: str) -> tuple[str, str]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix
-from rlguard.engine.versions import Guard, Version
+from rlguard.engine.versions import Guard, Predicate, Version
 from rlguard.rules.base import Example, Rule
 
 _KINDS = {"try": "`try`/`except` shim", "gate": "version gate", "hasattr": "`hasattr` guard"}
@@ -116,10 +116,11 @@ class OutdatedCompatCode(Rule):
             return
         versions = self.ctx.versions
         admitted, older = versions.admitted(), versions.below_oldest()
+        guards = {id(guard.node): guard for guard in versions.guards}
         for guard in versions.guards:
-            live = [b for b in guard.branches if any(b[2](v) for v in admitted)]
-            dead = [b for b in guard.branches if b not in live and any(b[2](v) for v in older)]
-            if len(live) != 1 or not dead or not all(live[0][2](v) for v in admitted):
+            live = _live(guard, admitted)
+            dead = [b for b in guard.branches if b is not live and any(b[2](v) for v in older)]
+            if live is None or not dead:
                 continue
             label, statements, runs = dead[0]
             last, lowest = _text(max(v for v in older if runs(v))), _text(self.ctx.lowest)
@@ -128,8 +129,21 @@ class OutdatedCompatCode(Rule):
             else:  # ``if`` without ``else``: the condition alone is outdated
                 what = f"its condition fails only on torchrl {last} and older"
             message = f"outdated {_KINDS[guard.kind]}: {what}, and the pin admits torchrl {lowest} and newer"
+            label, statements = live[0], live[1]
+            # ``elif``: the next test of the chain may be decided on every admitted release too.
+            while len(statements) == 1 and id(statements[0]) in guards:
+                inner = _live(guards[id(statements[0])], admitted)
+                if inner is None:
+                    break
+                label, statements = inner[0], inner[1]
             self.report(_anchor(guard, dead[0][1]), message, remedy="keep only the branch that runs",
-                        fix=_keep(guard, live[0][0], live[0][1]))
+                        fix=_keep(guard, label, statements))
+
+
+def _live(guard: Guard, admitted: list[Version]) -> tuple[str, Sequence[cst.BaseStatement], Predicate] | None:
+    """The one branch that runs on every admitted release, when no other runs on any."""
+    live = [b for b in guard.branches if any(b[2](v) for v in admitted)]
+    return live[0] if len(live) == 1 and all(live[0][2](v) for v in admitted) else None
 
 
 def _anchor(guard: Guard, dead: Sequence[cst.BaseStatement]) -> cst.CSTNode:
