@@ -326,7 +326,8 @@ def _body(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
 
 
 def _bound(statements: Sequence[cst.BaseStatement]) -> frozenset[str]:
-    """The names a block binds at its own level (nested blocks of ifs and trys included)."""
+    """The names a block binds at its own level (nested blocks of ifs and trys included) to something
+    other than a constant."""
     names: set[str] = set()
     for statement in statements:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
@@ -344,6 +345,8 @@ def _small_bound(small: cst.BaseSmallStatement) -> set[str]:
         return {(a.evaluated_alias or a.evaluated_name) for a in small.names}
     if isinstance(small, cst.Import):
         return {a.evaluated_alias or a.evaluated_name.split(".")[0] for a in small.names}
+    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None and _constant(small.value):
+        return set()  # ``Name = None`` in a handler is no replacement: a later use still fails
     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
         [small.target] if isinstance(small, cst.AnnAssign) else []
     return {t.value for t in targets if isinstance(t, cst.Name)}
@@ -448,6 +451,8 @@ class _Evaluator:
         if isinstance(index, cst.Index):
             key = self.value(index.value)
             return None if key is None else (lambda v: inner(v)[key(v)])
+        if not isinstance(index, cst.Slice) or index.step is not None:
+            return None
         bounds = [None if part is None else self.value(part) for part in (index.lower, index.upper)]
         if any(b is None for b, part in zip(bounds, (index.lower, index.upper), strict=True) if part is not None):
             return None
@@ -501,13 +506,15 @@ class _Evaluator:
     def _Comparison(self, node: cst.Comparison) -> _Value | None:
         left = self.value(node.left)
         steps = [(type(c.operator), self.value(c.comparator)) for c in node.comparisons]
-        if left is None or any(value is None or kind not in _comparisons() for kind, value in steps):
+        known = [(kind, value) for kind, value in steps if value is not None and kind in _comparisons()]
+        if left is None or len(known) != len(steps):
             return None
+        first = left
 
         def compare(v: Version) -> bool:
-            current = left(v)  # type: ignore[misc]
-            for kind, value in steps:
-                following = value(v)  # type: ignore[misc]
+            current = first(v)
+            for kind, value in known:
+                following = value(v)
                 if not _comparisons()[kind](current, following):
                     return False
                 current = following

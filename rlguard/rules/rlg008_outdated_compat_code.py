@@ -164,7 +164,7 @@ def _keep(guard: Guard, label: str, statements: Sequence[cst.BaseStatement]) -> 
     if not kept and len(guard.parent) == 1:
         kept = [cst.SimpleStatementLine([cst.Pass()])]  # the block must keep a statement
     if kept:  # comments above the guard stay above what replaces it
-        kept[0] = kept[0].with_changes(leading_lines=(*node.leading_lines, *kept[0].leading_lines))
+        kept[0] = kept[0].with_changes(leading_lines=(*node.leading_lines, *getattr(kept[0], "leading_lines", ())))
     replacement = cst.FlattenSentinel(kept) if kept else cst.RemovalSentinel.REMOVE
     return Fix("safe", f"Keep only the `{label}` branch", (Edit(node, replacement),))
 

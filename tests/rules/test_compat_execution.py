@@ -87,6 +87,9 @@ FLAGGED = {
     "a handler that binds no replacement": (
         "try:\n    from torchrl.data import CompositeSpec\nexcept ImportError:\n    pass\nspec = CompositeSpec()\n",
         "NameError"),
+    "a handler that binds None": (
+        "try:\n    from torchrl.data import CompositeSpec\nexcept ImportError:\n    CompositeSpec = None\n"
+        "spec = CompositeSpec()\n", "TypeError"),
     "the fallback runs on the target and is removed too": (
         "try:\n    import a_package_nobody_installed\nexcept ImportError:\n    from torchrl.data import CompositeSpec\n",
         "ImportError"),
