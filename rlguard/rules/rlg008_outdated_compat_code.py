@@ -128,7 +128,7 @@ class OutdatedCompatCode(Rule):
                 what = f"its `{label}` branch runs only on torchrl {last} and older"
             else:  # ``if`` without ``else``: the condition alone is outdated
                 what = f"its condition fails only on torchrl {last} and older"
-            message = f"outdated {_KINDS[guard.kind]}: {what}, and the pin admits torchrl {lowest} and newer"
+            message = f"outdated {_KINDS[guard.kind]}: {what}, and the pin admits no torchrl older than {lowest}"
             label, statements = live[0], live[1]
             # ``elif``: the next test of the chain may be decided on every admitted release too.
             while len(statements) == 1 and id(statements[0]) in guards:
