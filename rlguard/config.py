@@ -21,6 +21,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
+_SPECIFIER_OPERATOR = re.compile(r"^(===|==|~=|>=|<=|!=|>|<)\s*")
 _TOP_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout", "max-file-size")
 
 
@@ -182,10 +183,13 @@ def _codes(value: Any, where: str) -> list[str]:
 
 
 def _version(value: Any, where: str) -> str | None:
+    """A version (``0.14``), or a range as a pin writes it (``>=0.11,<0.15``): each clause's version checked."""
     if value is None:
         return None
-    if not isinstance(value, str) or not _VERSION.match(value.strip()):
-        raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1'")
+    clauses = value.split(",") if isinstance(value, str) else [None]
+    if not all(isinstance(c, str) and _VERSION.match(_SPECIFIER_OPERATOR.sub("", c.strip(), count=1).removesuffix(".*"))
+               for c in clauses) or (len(clauses) > 1 and not all(_SPECIFIER_OPERATOR.match(c.strip()) for c in clauses)):
+        raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1', or a range like '>=0.11,<0.15'")
     return value.strip()
 
 

@@ -107,3 +107,13 @@ def test_rlg002_is_judged_under_gates(gate, flagged):
     source = (V + "from torchrl.modules import LSTMModule\nlstm = LSTMModule(input_size=3, hidden_size=4, in_key='x', out_key='y')\n"
               f"if TORCHRL {gate}:\n    lstm = lstm.set_recurrent_mode(True)\n")
     assert bool(_lines(source, ">=0.6")) is flagged
+
+
+def test_a_range_in_the_config_bounds_the_target_below(tree):
+    shim = ("try:\n    from torchrl.collectors import Collector\nexcept ImportError:\n"
+            "    from torchrl.collectors import SyncDataCollector as Collector\n")
+    tree.write("pkg/shim.py", shim)
+    tree.write("pyproject.toml", '[tool.rlguard]\ntarget-torchrl = ">=0.11,<0.15"\n')
+    assert "RLG008 outdated `try`/`except` shim" in tree.run("check", "--no-cache", ".").stdout
+    tree.write("pyproject.toml", '[tool.rlguard]\ntarget-torchrl = "0.14"\n')  # one version: no lower bound
+    assert tree.run("check", "--no-cache", ".").returncode == 0
