@@ -16,6 +16,7 @@ removed it), any other torchrl or tensordict name on every release.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import operator
 from collections.abc import Callable, Sequence
@@ -155,9 +156,9 @@ class VersionMap:
             elif isinstance(statement, cst.Try):
                 self._try(statement, body, within)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.With, cst.For, cst.While)):
-                self._statements(_body(statement.body), within)
+                self._statements(block_statements(statement.body), within)
                 if isinstance(statement, (cst.For, cst.While)) and statement.orelse is not None:
-                    self._statements(_body(statement.orelse.body), within)
+                    self._statements(block_statements(statement.orelse.body), within)
 
     def _add(self, statements: Sequence[cst.BaseStatement], branch: Branch) -> None:
         if branch is not ANYWHERE:
@@ -167,29 +168,29 @@ class VersionMap:
     def _if(self, node: cst.If, parent: Sequence[cst.BaseStatement], within: Branch) -> None:
         orelse = node.orelse
         rest: Sequence[cst.BaseStatement] = () if orelse is None else (orelse,) if isinstance(orelse, cst.If) \
-            else _body(orelse.body)
+            else block_statements(orelse.body)
         if self._type_checking(node.test):
-            self._add(_body(node.body), within._replace(kind="type-checking", guard=node, handlers=()))
+            self._add(block_statements(node.body), within._replace(kind="type-checking", guard=node, handlers=()))
             self._add(rest, within)
             return
         test = self._condition(node.test)
         if test is None:
-            self._add(_body(node.body), within)
+            self._add(block_statements(node.body), within)
             self._add(rest, within)
             return
         kind, holds = test
         outer = within.runs
         yes: Predicate = lambda v: outer(v) and holds(v)  # noqa: E731
         no: Predicate = lambda v: outer(v) and not holds(v)  # noqa: E731
-        self.guards.append(Guard(node, kind, (("if", _body(node.body), yes), ("else", rest, no)), parent))
-        self._add(_body(node.body), Branch(yes, kind, node, True))
+        self.guards.append(Guard(node, kind, (("if", block_statements(node.body), yes), ("else", rest, no)), parent))
+        self._add(block_statements(node.body), Branch(yes, kind, node, True))
         self._add(rest, Branch(no, kind, node, True))
 
     def _try(self, node: cst.Try, parent: Sequence[cst.BaseStatement], within: Branch) -> None:
-        body = _body(node.body)
+        body = block_statements(node.body)
         failures = self._failures(body)
         guard = bool(failures)  # the body reads library names: which branch runs is known per version
-        handlers = tuple((_caught(h), _bound(_body(h.body))) for h in node.handlers)
+        handlers = tuple((_caught(h), _bound(block_statements(h.body))) for h in node.handlers)
         # An import shim, even for another package, is compatibility code: fixes keep out of it.
         shim = guard or (_imports(body) and any(_catches(caught, "ImportError") for caught, _ in handlers))
         outer = within.runs
@@ -201,12 +202,12 @@ class VersionMap:
         for handler, (caught, _) in zip(node.handlers, handlers, strict=True):
             runs = outer if failures is None else _raising(outer, failures, caught, tuple(earlier))
             earlier.append(caught)
-            self._add(_body(handler.body), Branch(runs, "except", node, shim or within.compat))
-            branches.append(("except", _body(handler.body), runs))
+            self._add(block_statements(handler.body), Branch(runs, "except", node, shim or within.compat))
+            branches.append(("except", block_statements(handler.body), runs))
         if node.orelse is not None:
-            self._add(_body(node.orelse.body), Branch(fine, "else", node, shim or within.compat))
+            self._add(block_statements(node.orelse.body), Branch(fine, "else", node, shim or within.compat))
         if node.finalbody is not None:
-            self._add(_body(node.finalbody.body), within)
+            self._add(block_statements(node.finalbody.body), within)
         if guard:
             self.guards.append(Guard(node, "try", tuple(branches), parent))
 
@@ -261,10 +262,9 @@ class VersionMap:
             table = {point: bool(value(point)) for point in points}
         except Exception:  # the expression fails or is not a version question at some version
             return None
-        # Between known points the answer is the one at the point below (thresholds are releases).
+        # Between the points evaluated, the answer at the point below: this gate's own thresholds are among them.
         def holds(version: Version) -> bool:
-            version = _padded(version)
-            return table[version] if version in table else bool(value(version))
+            return table[points[bisect.bisect_right(points, _padded(version)) - 1]]
 
         return ("hasattr" if "hasattr" in evaluator.sources else "gate"), holds
 
@@ -321,8 +321,12 @@ def _raising(outer: Predicate, failures: list[tuple[str, Predicate]], caught: fr
     return (lambda v: outer(v) and not fails(v)) if negate else (lambda v: outer(v) and fails(v))
 
 
-def _body(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    return block.body if isinstance(block, cst.IndentedBlock) else ()  # a one-line suite holds no statements
+def block_statements(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    """A block's statements; a one-line suite (``if TYPE_CHECKING: import x``) as one statement line
+    holding the same nodes."""
+    if isinstance(block, cst.IndentedBlock):
+        return block.body
+    return (cst.SimpleStatementLine(body=block.body),) if isinstance(block, cst.SimpleStatementSuite) else ()
 
 
 def _bound(statements: Sequence[cst.BaseStatement]) -> frozenset[str]:
@@ -336,7 +340,7 @@ def _bound(statements: Sequence[cst.BaseStatement]) -> frozenset[str]:
             for small in statement.body:
                 names |= _small_bound(small)
         elif isinstance(statement, (cst.If, cst.Try)):
-            names |= _bound(_body(statement.body))
+            names |= _bound(block_statements(statement.body))
     return frozenset(names)
 
 
@@ -496,6 +500,7 @@ class _Evaluator:
         if kind == "tuple" and isinstance(argument, cst.GeneratorExp) and len(argument.for_in.ifs) == 0 \
                 and argument.for_in.inner_for_in is None and isinstance(argument.for_in.target, cst.Name) \
                 and isinstance(argument.elt, cst.Call) and self._imports.resolve(argument.elt.func) == "builtins.int" \
+                and len(argument.elt.args) == 1 \
                 and dotted_name(argument.elt.args[0].value) == argument.for_in.target.value:
             items = self.value(argument.for_in.iter)
             return None if items is None else (lambda v: tuple(int(x) for x in items(v)))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix
-from rlguard.engine.versions import Guard, Predicate, Version
+from rlguard.engine.versions import Guard, Predicate, Version, block_statements
 from rlguard.rules.base import Example, Rule
 
 _KINDS = {"try": "`try`/`except` shim", "gate": "version gate", "hasattr": "`hasattr` guard"}
@@ -158,16 +158,12 @@ def _keep(guard: Guard, label: str, statements: Sequence[cst.BaseStatement]) -> 
     kept = list(statements)
     if isinstance(node, cst.Try):
         if label == "try" and node.orelse is not None:
-            kept += list(_block(node.orelse.body))
+            kept += list(block_statements(node.orelse.body))
         if node.finalbody is not None:
-            kept += list(_block(node.finalbody.body))
+            kept += list(block_statements(node.finalbody.body))
     if not kept and len(guard.parent) == 1:
         kept = [cst.SimpleStatementLine([cst.Pass()])]  # the block must keep a statement
     if kept:  # comments above the guard stay above what replaces it
         kept[0] = kept[0].with_changes(leading_lines=(*node.leading_lines, *getattr(kept[0], "leading_lines", ())))
     replacement = cst.FlattenSentinel(kept) if kept else cst.RemovalSentinel.REMOVE
     return Fix("safe", f"Keep only the `{label}` branch", (Edit(node, replacement),))
-
-
-def _block(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    return suite.body if isinstance(suite, cst.IndentedBlock) else ()

@@ -117,3 +117,54 @@ def test_a_range_in_the_config_bounds_the_target_below(tree):
     assert "RLG008 outdated `try`/`except` shim" in tree.run("check", "--no-cache", ".").stdout
     tree.write("pyproject.toml", '[tool.rlguard]\ntarget-torchrl = "0.14"\n')  # one version: no lower bound
     assert tree.run("check", "--no-cache", ".").returncode == 0
+
+
+# ----- any nesting of guards, conditions and bodies: no internal error, and fixes keep the code valid -----
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_CONDITIONS = ["Version(torchrl.__version__) >= Version('0.11')", "hasattr(tc, 'Collector')", "torchrl.__version__ < '0.9'",
+               "TYPE_CHECKING", "not getattr(tc, 'SyncDataCollector', None)", "tuple(int(x) for x in version('torchrl').split('.')[:2]) < (0, 13)",
+               "flag", "int(torchrl.__version__.split('.')[9]) > 1"]
+_LINES = ["from torchrl.data import CompositeSpec", "from torchrl.data import Composite as CompositeSpec",
+          "from torchrl.collectors import SyncDataCollector", "Collector = tc.Collector", "x = tc.SyncDataCollector",
+          "pass", "import gym", "HAS = True"]
+_HANDLERS = ["except ImportError:", "except (ImportError, AttributeError):", "except ModuleNotFoundError:", "except:",
+             "except Exception:"]
+
+
+@st.composite
+def _blocks(draw, depth: int = 0) -> list[str]:
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["line", "if", "try"] if depth < 3 else ["line"]))
+        if kind == "line":
+            lines.append(draw(st.sampled_from(_LINES)))
+        elif kind == "if":
+            lines.append(f"if {draw(st.sampled_from(_CONDITIONS))}:")
+            lines += ["    " + line for line in draw(_blocks(depth + 1))]
+            if draw(st.booleans()):
+                lines.append("else:")
+                lines += ["    " + line for line in draw(_blocks(depth + 1))]
+        else:
+            lines.append("try:")
+            lines += ["    " + line for line in draw(_blocks(depth + 1))]
+            lines.append(draw(st.sampled_from(_HANDLERS)))
+            lines += ["    " + line for line in draw(_blocks(depth + 1))]
+    return lines
+
+
+HEADER = ("import torchrl\nimport torchrl.collectors as tc\nfrom importlib.metadata import version\n"
+          "from packaging.version import Version\nfrom typing import TYPE_CHECKING\nflag = 1\n")
+
+
+@settings(max_examples=30, deadline=None)
+@given(_blocks(), st.sampled_from([None, ">=0.6", ">=0.11,<0.13", ">=0.13"]))
+def test_any_nesting_is_judged_without_error_and_fixed_into_valid_code(lines, target):
+    from rlguard.testing import fix_source
+
+    source = HEADER + "\n".join(lines) + "\n"
+    select = [*VERSIONED, "RLG008"]
+    assert not [f for f in check_source(source, select=select, target=target) if f.code in ("RLG999", "RLG000")]
+    fixed = fix_source(source, select=select, target=target, unsafe=True)
+    compile(fixed, "<fixed>", "exec")
