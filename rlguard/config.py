@@ -186,9 +186,10 @@ def _version(value: Any, where: str) -> str | None:
     """A version (``0.14``), or a range as a pin writes it (``>=0.11,<0.15``): each clause's version checked."""
     if value is None:
         return None
-    clauses = value.split(",") if isinstance(value, str) else [None]
-    if not all(isinstance(c, str) and _VERSION.match(_SPECIFIER_OPERATOR.sub("", c.strip(), count=1).removesuffix(".*"))
-               for c in clauses) or (len(clauses) > 1 and not all(_SPECIFIER_OPERATOR.match(c.strip()) for c in clauses)):
+    clauses = [c.strip() for c in value.split(",")] if isinstance(value, str) else []
+    versions = [_SPECIFIER_OPERATOR.sub("", c, count=1).removesuffix(".*") for c in clauses]
+    if not clauses or not all(_VERSION.match(v) for v in versions) \
+            or (len(clauses) > 1 and not all(_SPECIFIER_OPERATOR.match(c) for c in clauses)):
         raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1', or a range like '>=0.11,<0.15'")
     return value.strip()
 
