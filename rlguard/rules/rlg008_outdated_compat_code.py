@@ -31,7 +31,8 @@ class OutdatedCompatCode(Rule):
         "`torchrl.__version__` / `tensordict.__version__` / `importlib.metadata.version(\"torchrl\")`, when "
         "one branch ran only on those older releases and another runs on every admitted one. It is the "
         "torchrl counterpart of ruff's outdated-version-block (UP036). It needs a lower bound: a pin such as "
-        "`torchrl>=0.11` in `pyproject.toml` or a `requirements*.txt`; without one, nothing is dead and it "
+        "`torchrl>=0.11` in `pyproject.toml` or a `requirements*.txt`, or a range in the config "
+        "(`target-torchrl = \">=0.11\"`); without one (no pin, `--target-torchrl 0.14`), nothing is dead and it "
         "stays silent. How rlguard decides which branch runs where is described in "
         "[Versions](../versions.md)."
     )
