@@ -64,10 +64,18 @@ def _lifetimes() -> tuple[dict[str, Version], dict[str, Version]]:
         if entry["removed_in"]:
             until[qualname] = _padded(parse_version(entry["removed_in"]))
         pointed = entry["deprecated_in"] or entry["removed_in"]
-        if entry["replacement"] and pointed:
+        if pointed and _library(entry["replacement"]) and entry["replacement"].replace(".", "").isidentifier():
             first = _padded(parse_version(pointed))
             since[entry["replacement"]] = min(first, since.get(entry["replacement"], first))
     return since, until
+
+
+def dated_names() -> frozenset[tuple[str, str]]:
+    """(name, last part of its module) for every name whose first or last release the table knows:
+    the only names a shim or ``hasattr`` guard can be decided on, and what any use of one spells."""
+    since, until = _lifetimes()
+    return frozenset((module.rpartition(".")[2], name) for module, _, name in
+                     (qualname.rpartition(".") for qualname in (*since, *until)))
 
 
 def exists(qualname: str, version: Version) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix
-from rlguard.engine.versions import Guard, Predicate, Version, block_statements
+from rlguard.engine.versions import Guard, Predicate, Version, block_statements, dated_names
 from rlguard.rules.base import Example, Rule
 
 _KINDS = {"try": "`try`/`except` shim", "gate": "version gate", "hasattr": "`hasattr` guard"}
@@ -52,7 +52,11 @@ class OutdatedCompatCode(Rule):
         "gate as it is."
     )
     rewrites_compat_code = True
-    tokens = (("__version__", "hasattr", "getattr", "except", "version("), ("torchrl", "tensordict"))
+    # A library's own compatibility code is judged by its own version, not by the project's pin.
+    library_copies = False
+    # A guard needs its syntax, and either a version read or a name whose releases the table knows.
+    tokens = (("__version__", "version(", "hasattr", "getattr", "except"),
+              ("__version__", "version(", *sorted(dated_names())))
     valid = (
         Example(
             "try:\n    from torchrl.data import Composite\nexcept ImportError:\n"
