@@ -23,6 +23,7 @@ from rlguard.engine.suggest import closest
 from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
+_SPECIFIER_OPERATOR = re.compile(r"^(===|==|~=|>=|<=|!=|>|<)\s*")
 _TOP_KEYS = ("extend", "select", "extend-select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout",
              "max-file-size", "include-vendored")
 
@@ -246,10 +247,14 @@ def _codes(value: Any, where: str) -> list[str]:
 
 
 def _version(value: Any, where: str) -> str | None:
+    """A version (``0.14``), or a range as a pin writes it (``>=0.11,<0.15``): each clause's version checked."""
     if value is None:
         return None
-    if not isinstance(value, str) or not _VERSION.match(value.strip()):
-        raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1'")
+    clauses = [c.strip() for c in value.split(",")] if isinstance(value, str) else []
+    versions = [_SPECIFIER_OPERATOR.sub("", c, count=1).removesuffix(".*") for c in clauses]
+    if not clauses or not all(_VERSION.match(v) for v in versions) \
+            or (len(clauses) > 1 and not all(_SPECIFIER_OPERATOR.match(c) for c in clauses)):
+        raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1', or a range like '>=0.11,<0.15'")
     return value.strip()
 
 

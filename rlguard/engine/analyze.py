@@ -15,6 +15,7 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.findings import ENGINE_CODES, Finding, FixSummary, PendingFinding, Span
 
 if TYPE_CHECKING:
+    from rlguard.engine.context import FileContext
     from rlguard.engine.index import FileFacts, ProjectIndex
     from rlguard.engine.libraries import LibraryTree
     from rlguard.engine.parse import ParseError, Source
@@ -223,7 +224,7 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
         _register(rule, on_visit, on_leave)
     walk(module, on_visit, on_leave)
 
-    reports = [(type(rule), report) for rule in rules for report in rule.reports]
+    reports = _at_versions(ctx, [(type(rule), report) for rule in rules for report in rule.reports])
     if tree is not None:  # a vendored library is the library's code: reported, never rewritten
         for _, report in reports:
             report.fix = None
@@ -237,6 +238,27 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     suppressions = _find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
     result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
     return Analysis(result, source, module, reports)
+
+
+NO_FIX_IN_COMPAT = ("; no automatic fix: this code is a branch of a shim, guard or version gate that runs on other "
+                    "torchrl versions, and rewriting it would break them")
+
+
+def _at_versions(ctx: FileContext, reports: list[tuple[type[Rule], Report]]) -> list[tuple[type[Rule], Report]]:
+    """The reports whose problem happens where their code runs at an admitted torchrl version; fixes
+    inside compatibility branches withheld (but for the rule that removes dead compatibility code)."""
+    if not any(report.breaks is not None or report.fix is not None for _, report in reports):
+        return reports
+    versions = ctx.versions
+    kept = []
+    for rule, report in reports:
+        if report.breaks is not None and not versions.stands(report.node, report.breaks):
+            continue
+        if report.fix is not None and not rule.rewrites_compat_code \
+                and any(versions.branch(edit.old).compat for edit in report.fix.edits):
+            report.fix, report.remedy = None, report.remedy + NO_FIX_IN_COMPAT
+        kept.append((rule, report))
+    return kept
 
 
 def _find_suppressions(text: str) -> list[Suppression]:

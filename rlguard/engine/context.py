@@ -7,7 +7,7 @@ instead of re-deriving it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
@@ -15,6 +15,9 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.types import is_tensor_valued, literal_items, returned_value, type_alternatives
+
+if TYPE_CHECKING:
+    from rlguard.engine.versions import VersionMap
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -98,6 +101,9 @@ class FileContext:
         self.scopes: list[Scope] = [Scope("module", None)]
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
+        self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
+        self._tree: cst.Module | None = None
+        self._versions: VersionMap | None = None
 
     # ----- queries for rules -----
     @property
@@ -300,10 +306,26 @@ class FileContext:
             return node.attr.value
         return None
 
+    @property
+    def versions(self) -> VersionMap:
+        """The torchrl versions each block of the file runs at (shims, guards, gates). Complete once
+        the walk is done: ask it from ``leave_Module`` or later."""
+        if self._versions is None:
+            from rlguard.engine.versions import VersionMap  # here: it imports the traversal, which imports this
+
+            assert self._tree is not None, "declare_definitions runs before any rule"
+            self._versions = VersionMap(self._tree, self.imports, self._module_value, self.oldest_target, self.target)
+        return self._versions
+
+    def _module_value(self, name: str) -> cst.BaseExpression | None:
+        binding = self.scopes[0].bindings.get(name)
+        return binding.value if binding is not None and not binding.opaque else None
+
     # ----- updates, called by the traversal -----
     def declare_definitions(self, module: cst.Module) -> None:
         """Module-level classes and functions, known before the walk: a function body may use
         one defined further down, since it runs after the whole module was executed."""
+        self._tree = module
         for statement in module.body:
             if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
                 self.imports.add_local_definition(statement.name.value)

@@ -45,6 +45,15 @@ class Fix(NamedTuple):
     imports: tuple[tuple[str, str], ...] = ()
 
 
+class Breaks(NamedTuple):
+    """When a finding's problem happens: from torchrl ``since`` on, raising ``raises`` (an exception
+    class name a handler may catch; None for what only a reader or a type checker sees). The engine
+    keeps the finding only where its code runs at such a version (``engine/versions.py``)."""
+
+    since: tuple[int, ...]
+    raises: str | None = None
+
+
 class FixSummary(NamedTuple):
     applicability: Applicability
     description: str

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Applicability, Edit, Fix
+from rlguard.engine.findings import Applicability, Breaks, Edit, Fix
 from rlguard.engine.names import dotted_name, module_of_import_from
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
@@ -62,6 +62,8 @@ class RemovedApiRule(Rule):
         self._not_uses: set[int] = set()  # Name nodes that name something else: ``x.<name>``, ``f(<name>=...)``
         self._star_sources: set[str] = set()  # modules star-imported from
         self._star_uses: list[tuple[cst.Name, ApiChange]] = []  # names that only a star import provides
+        # ``module.<removed name>``, reported once the walk is done (``ctx.versions`` needs the whole file)
+        self._attributes: list[tuple[cst.Attribute, ApiChange, list[Edit]]] = []
         self._exported: set[str] = set()  # names in the module's ``__all__``
         self._references: list[ForwardReference] = []  # types spelled in annotation strings
 
@@ -83,9 +85,21 @@ class RemovedApiRule(Rule):
         change = self._names.get(qualname) if qualname else None
         return change if change is not None and self._state(change) else None
 
-    def _flag(self, node: cst.CSTNode, texts: tuple[str, str], fix: Fix | None = None) -> None:
+    def _flag(self, node: cst.CSTNode, change: ApiChange, texts: tuple[str, str], raises: str | None,
+              fix: Fix | None = None) -> None:
+        """Report a use of ``change``; ``raises``: what the use raises where the API is gone. The
+        engine keeps it only where the code runs at such a version and nothing catches that."""
         message, remedy = texts
-        self.report(node, message, remedy=remedy, fix=fix)
+        removed = self._state(change) == "removed"
+        since = change.removed_in if removed else change.deprecated_in
+        breaks = Breaks(since, raises if removed else None) if since is not None else None
+        self.report(node, message, remedy=remedy, fix=fix, breaks=breaks)
+
+    def _effect(self, node: cst.CSTNode, at_run_time: str) -> str:
+        """What fails: ``at_run_time``, or under ``if TYPE_CHECKING:``, which never runs, the type checker."""
+        if self.ctx.versions.branch(node).kind == "type-checking":
+            return "a type checker fails on this import (it runs only under `TYPE_CHECKING`, never when the program runs)"
+        return at_run_time
 
     def _message(self, change: ApiChange, effect: str) -> tuple[str, str]:
         """``effect``: what fails, e.g. "this import fails at run time"."""
@@ -169,9 +183,9 @@ class RemovedApiRule(Rule):
             if change is not None:
                 edits = [Edit(reference.literal, _renamed(reference, [part.attr], change.new_name or ""))] \
                     if _same_module(change) else []
-                self._flag(reference.literal, self._message(
+                self._flag(reference.literal, change, self._message(
                     change, f"the annotation `{dotted_name(part)}` names nothing and type checkers and "
-                    "`typing.get_type_hints` fail on it"),
+                    "`typing.get_type_hints` fail on it"), None,
                             fix=self._fix(change, edits))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -179,7 +193,7 @@ class RemovedApiRule(Rule):
         change = self._change(self.ctx.qualname(node))
         if change is not None and dotted_name(node.value) is not None:
             edits = [Edit(node.attr, cst.Name(change.new_name or ""))] if _same_module(change) else []
-            self._flag(node, self._message(change, f"`{dotted_name(node)}` raises AttributeError at run time"), fix=self._fix(change, edits))
+            self._attributes.append((node, change, edits))
         elif change is None:
             self._check_member(node)
 
@@ -191,7 +205,8 @@ class RemovedApiRule(Rule):
             callable_name, _, keyword = change.name.rpartition(".")
             if change.kind == "keyword" and keyword in keywords and self._calls(node, change, callable_name) \
                     and self._state(change):
-                self._flag(keywords[keyword], self._member_message(change, f"`{callable_name}({keyword}=...)`"))
+                self._flag(keywords[keyword], change, self._member_message(change, f"`{callable_name}({keyword}=...)`"),
+                           "TypeError")
 
     def _calls(self, call: cst.Call, change: ApiChange, callable_name: str) -> bool:
         """The call reaches ``callable_name`` of the change's package: a function or class by its
@@ -217,7 +232,7 @@ class RemovedApiRule(Rule):
                 built = self.ctx.built(node.value)
                 if built is not None and built.callee.rpartition(".")[2] == owner \
                         and built.callee.startswith(change.module.split(".")[0] + "."):
-                    self._flag(node, self._member_message(change, f"`.{method}`"))
+                    self._flag(node, change, self._member_message(change, f"`.{method}`"), "AttributeError")
 
     def _member_message(self, change: ApiChange, what: str) -> tuple[str, str]:
         package = change.module.split(".")[0]
@@ -237,14 +252,19 @@ class RemovedApiRule(Rule):
                     break
 
     def leave_Module(self, node: cst.Module) -> None:
-        # Uses of a from-imported old name are renamed with its import, in one fix.
+        # Uses of a from-imported old name are renamed with its import, in one fix. Reported here:
+        # whether the code runs only for a type checker is known once the walk is done.
         for statement, alias, change, module in self._imported:
-            self._flag(alias, self._message(change, "this import fails at run time"), fix=self._import_fix(statement, alias, change,
-                                                                                        module))
+            effect = self._effect(alias, "this import fails at run time")
+            self._flag(alias, change, self._message(change, effect), "ImportError",
+                       fix=self._import_fix(statement, alias, change, module))
+        for attribute, change, edits in self._attributes:
+            effect = self._effect(attribute, f"`{dotted_name(attribute)}` raises AttributeError at run time")
+            self._flag(attribute, change, self._message(change, effect), "AttributeError", fix=self._fix(change, edits))
         for use, change in self._star_uses:
             edits = [Edit(use, cst.Name(change.new_name or ""))] if _same_module(change) else []
-            self._flag(use, self._message(change, "the star import no longer provides it and this name fails at run time"),
-                        fix=self._fix(change, edits))
+            self._flag(use, change, self._message(change, "the star import no longer provides it and this name fails at run time"),
+                       "NameError", fix=self._fix(change, edits))
 
     def _import_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
                     module: str) -> Fix | None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Requirement
+from rlguard.engine.findings import Breaks, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.names import dotted_name
 from rlguard.rules.base import Example, Rule
@@ -450,11 +450,17 @@ class ManualRecurrentMode(Rule):
             # Why the receiver is recurrent (``X` derives from `LSTMModule`; ``) opens the remedy.
             what = "{what}" if site.requires else verdict[2]
             remedy = what + HOWTO[plan.remedy].replace("{recv}", short_text(site.receiver, 40))
-            self.report(site.call, self._message(site), remedy=remedy, fix=plan.fix, requires=site.requires)
+            self.report(site.call, self._message(site), remedy=remedy, fix=plan.fix, requires=site.requires,
+                        breaks=self._breaks())
 
     def _knowledge(self) -> planner.Knowledge:
         return planner.Knowledge(self.ctx.imports.resolve, RECURRENT_CONTEXT_MANAGERS, is_torchrl_loss,
                                  POLICY_WRAPPERS.__contains__, MODE_INDEPENDENT_MODULE_METHODS)
+
+    def _breaks(self) -> Breaks:
+        """Deprecated from 0.7 on, raising from 0.8 on: a gate for older releases keeps the call."""
+        raises = "RuntimeError" if self.ctx.target >= RECURRENT_METHOD_RAISES_FROM else None
+        return Breaks(RECURRENT_CONTEXT_MANAGER_SINCE, raises)
 
     def _message(self, site: planner.Site) -> str:
         text = _call_text(site.call, site.receiver)
