@@ -1,7 +1,7 @@
 """An older torchrl and tensordict next to this environment's torch, for running code as users of old releases do.
 
 The release wheels come from the cache the removed-API table is generated from (``tests/fixtures/wheels``,
-git-ignored; ``pip download`` fills it). They are unpacked into a folder that goes first on the path of a
+git-ignored; the ``release_wheels`` fixture fills it with pip). They are unpacked into a folder that goes first on the path of a
 ``python -S`` run, beside a view of this environment's site-packages without torchrl and tensordict:
 torch stays the tested one (torchrl's compiled extension does not load against it, which torchrl
 tolerates with a warning), and nothing else of the old releases is needed.
@@ -18,32 +18,26 @@ from pathlib import Path
 
 import pytest
 
-from rlguard.upgrade_table import DEFAULT_CACHE, wheel_path
+from rlguard_dev.upgrade_table import wheel_path
 
 HIDDEN = ("torchrl", "tensordict")
 
 
-def _wheel(package: str, version: str) -> str:
-    found = wheel_path(DEFAULT_CACHE, package, version)
+def _wheel(cache: str, package: str, version: str) -> str:
+    found = wheel_path(cache, package, version)
     if found is None:
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                               "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}",
-                               "--platform", "manylinux1_x86_64", "--platform", "manylinux_2_28_x86_64",
-                               f"{package}=={version}", "-d", DEFAULT_CACHE], capture_output=True, text=True)
-        found = wheel_path(DEFAULT_CACHE, package, version)
-        if found is None:
-            pytest.skip(f"no {package} {version} wheel in {DEFAULT_CACHE} and pip could not fetch it: "
-                        f"{done.stderr.strip()[-200:]}")
+        pytest.fail(f"no {package} {version} wheel in {cache}: the release_wheels fixture downloads the table's releases")
     return found
 
 
-def old_stack(folder: Path, torchrl: str, tensordict: str) -> list[str]:
-    """The path entries that give Python torchrl ``torchrl`` and tensordict ``tensordict`` (run with ``-S``)."""
+def old_stack(folder: Path, wheels: str, torchrl: str, tensordict: str) -> list[str]:
+    """The path entries that give Python torchrl ``torchrl`` and tensordict ``tensordict`` (run with ``-S``),
+    from the release wheels in ``wheels`` (the ``release_wheels`` fixture's folder)."""
     site, view = folder / "site", folder / "view"
     site.mkdir()
     view.mkdir()
     for package, version in (("torchrl", torchrl), ("tensordict", tensordict)):
-        with zipfile.ZipFile(_wheel(package, version)) as wheel:
+        with zipfile.ZipFile(_wheel(wheels, package, version)) as wheel:
             wheel.extractall(site)
     for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
         if entry.name.partition("-")[0].lower() not in HIDDEN and not entry.name.endswith(".pth"):

@@ -19,5 +19,5 @@ def release_wheels() -> str:
             upgrade_table.download(cache)
         except (OSError, subprocess.CalledProcessError) as error:
             pytest.fail(f"cannot download the release wheels into {cache} ({error}); "
-                        "`python -m rlguard.upgrade_table --check` fetches them with pip")
+                        "`python -m rlguard_dev.upgrade_table --check` fetches them with pip")
     return cache

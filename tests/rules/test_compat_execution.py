@@ -109,9 +109,9 @@ FLAGGED = {
 
 
 @pytest.fixture(scope="module")
-def old_results(tmp_path_factory):
+def old_results(tmp_path_factory, release_wheels):
     folder = tmp_path_factory.mktemp("torchrl-0.6")
-    paths = old_stack(folder, "0.6.0", "0.6.2")
+    paths = old_stack(folder, release_wheels, "0.6.0", "0.6.2")
     return run_snippets([source for source, _, _ in SILENT.values()], folder, paths)
 
 

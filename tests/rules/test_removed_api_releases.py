@@ -78,8 +78,8 @@ def _unpacked(index: int, wheels: str, cache: str) -> str:
     return folder
 
 
-def test_every_entry_exists_in_the_release_before_its_removal(release_wheels, pytestconfig):
-    cache = str(pytestconfig.cache.mkdir("rlguard-releases"))
+def test_every_entry_exists_in_the_release_before_its_removal(release_wheels, tmp_path_factory):
+    cache = str(tmp_path_factory.mktemp("rlguard-releases"))
     by_release: dict[int, list[ApiChange]] = defaultdict(list)
     for change in _removed():
         package = change.module.partition(".")[0]
