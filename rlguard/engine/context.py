@@ -7,14 +7,15 @@ instead of re-deriving it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
-from rlguard.engine.types import is_tensor_valued, literal_items, returned_value, type_alternatives
+from rlguard.engine.containers import assigned_item, augmented, container_kind, mutation_added
+from rlguard.engine.types import annotated_tensors, is_tensor_valued, literal_items, returned_value, type_alternatives
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -32,10 +33,22 @@ class Binding:
     # ``actor, critic = make_models()``: the unpacked expression and this name's position in it.
     # Such a binding stays opaque; only readers that understand positions follow it.
     unpacked: tuple[cst.BaseExpression, int] | None = None
-    # ``for x in iterated``: the loop binds each item (the binding stays opaque).
+    # ``for x in iterated``: the loop binds each item (the binding stays opaque); ``for k, v in iterated``
+    # binds item ``position`` of each item.
     iterated: cst.BaseExpression | None = None
-    # ``items.append(value)`` after ``items = [...]``: the values appended to the list.
-    added: list[cst.BaseExpression] = field(default_factory=list)
+    position: int | None = None
+    # Mutations of a container bound here, in any scope (see ``Added``): the values it gained.
+    added: list[Added] = field(default_factory=list)
+    # A parameter assumed, while a function's summary is computed, to receive a value of this kind.
+    assumed: str | None = None
+
+
+class Added(NamedTuple):
+    """A value a container gained after it was bound: ``d[k] = v``, ``items.append(v)`` (one item),
+    ``items.extend(vs)``, ``d.update(other)``, ``items += vs`` (each item of ``value``: ``spread``)."""
+
+    value: cst.BaseExpression
+    spread: bool = False
 
 
 # What a name means while a bound value is read: ``x = x.to(device)`` reads the previous ``x``.
@@ -357,6 +370,14 @@ class FileContext:
         if isinstance(target, cst.Name):
             bindings = self.scopes[-1].bindings
             bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
+            if annotation is not None and self.scopes[-1].kind == "class":  # a field: ``loss: Tensor`` in a dataclass
+                self._record_field(target.value, value, annotation)
+        elif isinstance(target, cst.Subscript) and value is not None:  # ``metrics[k] = v``
+            container = self.mutable_container(target.value)
+            if container is not None:
+                added = assigned_item(container[1], target, value)
+                if added is not None:
+                    container[0].added.append(added)
         elif isinstance(target, (cst.Tuple, cst.List)):
             unpacked = None if has_starred(target.elements) else value  # a starred target shifts positions
             for position, element in enumerate(target.elements):
@@ -381,7 +402,7 @@ class FileContext:
         if node.value is None:
             facts.opaque = True
             return
-        facts.typed.append(returned_value(node.value, self))
+        facts.typed.append(returned_value(node.value, self, facts.params))
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
             if has_starred(node.value.elements):
                 return
@@ -408,7 +429,10 @@ class FileContext:
         owner = self.scopes[-2].class_facts
         prefix = owner.qualname if owner is not None else self.module
         qualname = f"{prefix}.{function.name.value}" if prefix else function.name.value
-        return self.facts.functions.setdefault(qualname, FunctionFacts(qualname, self.path))
+        facts = self.facts.functions.get(qualname)
+        if facts is None:
+            facts = self.facts.functions[qualname] = FunctionFacts(qualname, self.path, _parameters(function, owner))
+        return facts
 
     def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Shadow | None = None,
               marks_in: cst.FunctionDef | None = None) -> Built | None:
@@ -464,6 +488,54 @@ class FileContext:
                 if inner is not None:
                     args.append((keyword, inner))
         return Built(callee, tuple(args), receiver)
+
+    def mutable_container(self, node: cst.BaseExpression) -> tuple[Binding, str] | None:
+        """(binding, "list"/"dict"/"set") for a name bound, in this scope or an enclosing one, to a new
+        container whose items the value model follows."""
+        if not isinstance(node, cst.Name):
+            return None
+        binding = self.lookup(node.value)
+        if binding is None or binding.opaque or binding.value is None:
+            return None
+        kind = container_kind(binding.value, self)
+        return (binding, kind) if kind is not None else None
+
+    def record_mutation(self, node: cst.Call) -> None:
+        """``items.append(v)``, ``metrics.update(other)``: the values a followed container gains."""
+        if not isinstance(node.func, cst.Attribute):
+            return
+        container = self.mutable_container(node.func.value)
+        if container is not None:
+            container[0].added.extend(mutation_added(container[1], node.func.attr.value, node))
+
+    def record_augmented(self, node: cst.AugAssign) -> None:
+        """``items += more``: the container gains the items; any other augmented assignment rebinds."""
+        container = self.mutable_container(node.target)
+        added = augmented(container[1], node.operator, node.value) if container is not None else None
+        if container is not None and added is not None:
+            container[0].added.append(added)
+        else:
+            self.bind_opaque(node.target)
+
+    def bind_iterated(self, target: cst.BaseExpression, iterated: cst.BaseExpression) -> None:
+        """``for x in xs`` / ``for k, v in d.items()``: each name binds an item, or a position of each item."""
+        self.bind_opaque(target)
+        bindings = self.scopes[-1].bindings
+        if isinstance(target, cst.Name):
+            bindings[target.value].iterated = iterated
+        elif isinstance(target, (cst.Tuple, cst.List)) and not has_starred(target.elements):
+            for position, element in enumerate(target.elements):
+                if isinstance(element.value, cst.Name):
+                    bindings[element.value.value].iterated = iterated
+                    bindings[element.value.value].position = position
+
+    def _record_field(self, name: str, value: cst.BaseExpression | None, annotation: cst.BaseExpression) -> None:
+        """A class-body annotation that promises tensors (a dataclass, attrs or NamedTuple field ``loss:
+        Tensor``), as a tensor attribute of the class. Other fields are left to their assignments: a
+        declaration alone says nothing the rules of other values could use."""
+        cls = self.current_class
+        if cls is not None and annotated_tensors(annotation, self):
+            cls.attrs.setdefault(name, []).append(AttrFact(callee=None, tensor=True))
 
     def bind_opaque(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -642,6 +714,16 @@ def _callees_taking(ctx: FileContext, function: cst.FunctionDef) -> dict[str, tu
                 if callee is not None:
                     found.setdefault(first.value, {})[callee] = None
     return {name: tuple(callees) for name, callees in found.items()}
+
+
+def _parameters(function: cst.FunctionDef, owner: ClassFacts | None) -> tuple[str, ...]:
+    """The parameters a call's positional arguments fill, in order, then the keyword-only ones; a
+    method's ``self`` (or a classmethod's ``cls``) is left out."""
+    params = function.params
+    ordered = [param.name.value for param in (*params.posonly_params, *params.params)]
+    if owner is not None and ordered and not any(dotted_name(d.decorator) == "staticmethod" for d in function.decorators):
+        ordered = ordered[1:]
+    return (*ordered, *(param.name.value for param in params.kwonly_params))
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -71,16 +71,22 @@ class Returned(NamedTuple):
     built: str | None = None
     # The value is a TensorDict built in this function with no device (see ``engine.types.unplaced_tensordict``).
     unplaced: bool = False
+    # When ``kind`` is unknown: (parameter, kind it is given, kind the value then has), for the parameters
+    # that decide it (``return (pred - target).pow(2).mean()`` is a tensor when ``pred`` is one).
+    given: tuple[tuple[str, str, str], ...] = ()
 
 
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
-    __slots__ = ("qualname", "path", "returns", "typed", "opaque")
+    __slots__ = ("qualname", "path", "params", "returns", "typed", "opaque")
 
-    def __init__(self, qualname: str, path: str) -> None:
+    def __init__(self, qualname: str, path: str, params: tuple[str, ...] = ()) -> None:
         self.qualname = qualname
         self.path = path
+        # The parameters a call's positional arguments fill, in order (a method's ``self`` left out),
+        # then the keyword-only ones.
+        self.params = params
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
         # The value is not what the returns say: a generator, a coroutine, a decorator that may wrap it,
@@ -208,10 +214,13 @@ class ProjectIndex:
             return None  # a project function whose result is unknown
         return inner or (cls, function.path)
 
-    def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> str | None:
-        """The value kind (engine.types) every ``return`` of the project function or method gives;
-        None when any return is unknown or they differ (recursion and cycles count as unknown)."""
-        kinds = self._every_return(qualname, near, seen, lambda _, returned: returned.kind, self.returned_kind)
+    def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = (),
+                      args: tuple[tuple[int | str, str], ...] = ()) -> str | None:
+        """The value kind (engine.types) every ``return`` of the project function or method gives, for a
+        call passing ``args`` ((position or keyword, kind) of the arguments whose kind is known); None when
+        any return is unknown or they differ (recursion and cycles count as unknown)."""
+        kinds = self._every_return(qualname, near, seen, lambda function, returned: _given_kind(
+            function, returned, args), self.returned_kind)
         return kinds[0] if kinds and len(set(kinds)) == 1 else None
 
     def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:
@@ -333,6 +342,18 @@ class ProjectIndex:
             del self._unindexed[path]
             self._file(path)
         return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
+
+
+def _given_kind(function: FunctionFacts, returned: Returned, args: tuple[tuple[int | str, str], ...]) -> str | None:
+    """What one ``return`` gives: its kind, else what its summary says for the arguments a call passes."""
+    if returned.kind is not None or not returned.given:
+        return returned.kind
+    for slot, kind in args:
+        param = function.params[slot] if isinstance(slot, int) and slot < len(function.params) else slot
+        for name, assumed, result in returned.given:
+            if name == param and assumed == kind:
+                return result
+    return None
 
 
 def _c3_merge(sequences: list[list[Ancestor]]) -> list[Ancestor] | None:

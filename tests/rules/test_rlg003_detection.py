@@ -445,13 +445,20 @@ def test_unannotated_parameter_is_not_flagged():
     """)
 
 
-def test_loop_variable_is_not_flagged():
-    assert not flagged("""
+def test_loop_variables_bind_the_items_iterated():
+    assert flagged("""
         import json
         import torch
 
         for name, value in {"a": torch.zeros(1)}.items():
             print(json.dumps({name: value}))
+    """)
+    assert not flagged("""
+        import json
+        import torch
+
+        for name, value in {"a": torch.zeros(1)}.items():
+            print(json.dumps({name: value.tolist()}))
     """)
 
 
