@@ -13,8 +13,10 @@ from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
 from rlguard.engine.types import (
+    AttrTorchMethod,
     Condition,
     Leaf,
+    TorchMethod,
     condition_kind,
     has_star_kwargs,
     is_none,
@@ -269,7 +271,8 @@ class TensorInJson(Rule):
             requires: list[Requirement] = []
             for leaf in dump.leaves:
                 requires.extend(TensorLeaf(_part(leaf), condition) for condition in sorted(leaf.when, key=repr))
-            self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires))
+            self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires),
+                        fix=_default_fix(dump))
             return
         kinds = [leaf.kind for leaf in certain]
         described, remedy = _describe([(_part(leaf), leaf.kind) for leaf in certain]), _advice(kinds)
@@ -283,7 +286,7 @@ class TensorInJson(Rule):
             for leaf, dominated in zip(dump.leaves, dump.dominated, strict=False)
         )
         if not fixable:
-            return None
+            return _default_fix(dump)
         edits = tuple(Edit(leaf.node, _tolist(leaf.node)) for leaf in dump.leaves)
         parts = ", ".join(f"`{_code(leaf.node)}`" for leaf in dump.leaves[:_SHOWN_PARTS])
         more = f" and {len(dump.leaves) - _SHOWN_PARTS} more" if len(dump.leaves) > _SHOWN_PARTS else ""
@@ -312,6 +315,32 @@ class TensorInJson(Rule):
         if kind is None:
             return None
         return {"leaf": _describe([(requirement.part, kind)]), "advice": _advice([kind])}
+
+
+# What a user writes to have the encoder convert what it cannot encode: ``.tolist()`` turns a tensor
+# into a number or a nested list, and a TensorDict into a list of dicts of tensors, which come back here.
+_DEFAULT = "lambda value: value.tolist()"
+# Conditions that, when they hold, make a part "bulk": ``parameters()`` is a generator, which has no ``tolist``.
+_BULK_CONDITIONS = (TorchMethod, AttrTorchMethod)
+
+
+def _default_fix(dump: _Dump) -> Fix | None:
+    """``default=lambda value: value.tolist()`` added to the encoder call, for a payload whose tensor-valued
+    parts sit where ``.tolist()`` cannot be written (filled elsewhere, returned by another function, a
+    field of an instance): the encoder then converts each tensor it meets. None when a part is (or may be)
+    many tensors at once, or sits in a set or generator, which the encoder cannot encode anyway."""
+    for leaf in dump.leaves:
+        if leaf.kind == "bulk" or not leaf.encodable or any(isinstance(c, _BULK_CONDITIONS) for c in leaf.when):
+            return None
+    call = dump.call
+    args = list(call.args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    default = cst.Arg(keyword=cst.Name("default"), value=cst.parse_expression(_DEFAULT),
+                      equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                            whitespace_after=cst.SimpleWhitespace("")))
+    return Fix("safe", f"Pass `default={_DEFAULT}` to `{dump.encoder}`, which then converts each tensor it meets",
+               (Edit(call, call.with_changes(args=[*args, default])),))
 
 
 def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpression | None:
