@@ -15,7 +15,16 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.containers import assigned_item, augmented, container_kind, mutation_added
-from rlguard.engine.types import annotated_tensors, is_tensor_valued, literal_items, returned_value, type_alternatives
+from rlguard.engine.rule_info import declared_sinks
+from rlguard.engine.types import (
+    annotated_tensors,
+    is_tensor_valued,
+    literal_items,
+    may_be_project,
+    parameters_reaching,
+    returned_value,
+    type_alternatives,
+)
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -431,8 +440,59 @@ class FileContext:
         qualname = f"{prefix}.{function.name.value}" if prefix else function.name.value
         facts = self.facts.functions.get(qualname)
         if facts is None:
-            facts = self.facts.functions[qualname] = FunctionFacts(qualname, self.path, _parameters(function, owner))
+            kwargs = function.params.star_kwarg
+            facts = self.facts.functions[qualname] = FunctionFacts(
+                qualname, self.path, _parameters(function, owner), kwargs.name.value if kwargs is not None else None)
         return facts
+
+    def record_flow(self, node: cst.Call) -> None:
+        """Where the function being walked sends its parameters (``FunctionFacts.flows``): into a rule's
+        sink, or on to another function of the project as they are."""
+        if len(self.scopes) < 2 or self.scopes[-1].kind != "function" or self.scopes[-2].kind == "function":
+            return
+        callee = self.callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
+            cls = self.self_class(node.func.value)
+            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        if callee is None:
+            return
+        sinks = declared_sinks()
+        if callee in sinks:
+            self._record_sink(node, callee, sinks[callee])
+        elif may_be_project(callee):
+            self._record_forwards(node, callee)
+
+    def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...]) -> None:
+        if any(arg.star for arg in node.args) or any(
+                arg.keyword is not None and arg.keyword.value in escapes for arg in node.args) or not node.args:
+            return
+        payload = node.args[0].value if node.args[0].keyword is None else None
+        facts = self._function_facts()
+        if payload is None or facts is None:
+            return
+        for param in parameters_reaching(payload, self, (*facts.params, *filter(None, [facts.kwargs]))):
+            if (param, callee, None) not in facts.flows:
+                facts.flows.append((param, callee, None))
+
+    def _record_forwards(self, node: cst.Call, callee: str) -> None:
+        facts = self._function_facts()
+        if facts is None:
+            return
+        names = (*facts.params, *filter(None, [facts.kwargs]))
+        position = 0
+        for arg in node.args:
+            if arg.star == "*":
+                break
+            slot: int | str = "**" if arg.star == "**" else arg.keyword.value if arg.keyword is not None else position
+            position += arg.keyword is None and not arg.star
+            if isinstance(arg.value, cst.Name) and arg.value.value in names and self._is_parameter(arg.value.value):
+                if (arg.value.value, callee, slot) not in facts.flows:
+                    facts.flows.append((arg.value.value, callee, slot))
+
+    def _is_parameter(self, name: str) -> bool:
+        binding = self.scopes[-1].bindings.get(name)
+        return binding is not None and binding.value is None and binding.iterated is None \
+            and binding.previous is None
 
     def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Shadow | None = None,
               marks_in: cst.FunctionDef | None = None) -> Built | None:

@@ -69,6 +69,10 @@ class Rule:
     # False: the rule has nothing to say inside a copy of torchrl or tensordict (``in_library_copy``),
     # so the engine never runs it, nor parses such a file for it.
     library_copies: ClassVar[bool] = True
+    # Calls whose first argument must hold nothing the rule looks for (qualified name -> keywords that
+    # make such a call safe, ``default=`` for a JSON encoder). The engine summarises which parameters of
+    # each function reach one (``FunctionFacts.flows``), so a rule can judge what a caller passes.
+    sinks: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
 

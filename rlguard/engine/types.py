@@ -183,6 +183,29 @@ def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool 
     return _Inference(ctx, deferred).leaves(node, {}, 0, (), (), True, True)
 
 
+def parameters_reaching(payload: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...]) -> list[str]:
+    """The parameters of the function being walked that make ``payload`` hold tensors when given them
+    (a ``**kwargs`` parameter: a dict of tensors), where it holds none otherwise."""
+    from rlguard.engine.context import Binding  # context imports this module at load time
+
+    inference = _Inference(ctx, deferred=False)
+    if any(leaf.certain for leaf in inference.leaves(payload, {}, 0, (), (), True, True)):
+        return []  # tensors whatever the arguments: the rule reports the call itself
+    found = []
+    for param in params[:_MAX_SUMMARY_PARAMS]:
+        binding = ctx.lookup(param)
+        assumed = "holds" if binding is not None and binding.opaque else "tensor"  # ``**kwargs`` is bound opaque
+        env: _Env = {param: (Binding(assumed=assumed), True)}
+        if any(leaf.certain for leaf in inference.leaves(payload, env, 0, (), (), True, True)):
+            found.append(param)
+    return found
+
+
+def argument_kinds(call: cst.Call, ctx: FileContext) -> ArgKinds:
+    """(position or keyword, kind) of the arguments of a call that are certainly tensors or TensorDicts."""
+    return _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
+
+
 def annotated_tensors(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
     """An annotation that promises a tensor-valued value (``torch.Tensor``, ``dict[str, Tensor]``)."""
     declared = _Inference(ctx, deferred=False).annotation_type(annotation)

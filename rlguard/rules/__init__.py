@@ -44,6 +44,7 @@ def _info(entry: dict[str, Any]) -> RuleInfo:
         token_steps=tuple((tuple(since), tuple(tuple(_token(t) for t in group) for group in groups)) for since, groups in entry["tokens"]),
         class_roots=frozenset(entry["class_roots"]), class_group=entry["class_group"],
         module=f"{__name__}.{entry['module']}", qualname=entry["class"], library_copies=entry["library_copies"],
+        sinks={name: tuple(escapes) for name, escapes in entry["sinks"].items()},
     )
 
 

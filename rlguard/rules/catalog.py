@@ -72,6 +72,7 @@ def entry(rule: type[Rule]) -> dict[str, Any]:
         "tokens": _token_steps(rule),
         "class_roots": sorted(rule.class_roots), "class_group": rule.class_group,
         "library_copies": rule.library_copies,
+        "sinks": {name: list(escapes) for name, escapes in sorted(rule.sinks.items())},
     }
 
 

@@ -13,11 +13,14 @@ from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
 from rlguard.engine.types import (
+    ArgKinds,
     AttrTorchMethod,
     Condition,
     Leaf,
     TorchMethod,
+    argument_kinds,
     condition_kind,
+    may_be_project,
     has_star_kwargs,
     is_none,
     keyword,
@@ -40,6 +43,16 @@ class TensorLeaf(Requirement):
 
     part: str
     condition: Condition
+
+
+@dataclass(frozen=True)
+class PassedToEncoder(Requirement):
+    """The argument ``part`` (a tensor) of a call of the project callable ``callee`` reaches a JSON
+    encoder inside it, or in what it calls (see ``ProjectIndex.reaches_sink``)."""
+
+    callee: str
+    argument: ArgKinds
+    part: str
 
 
 @dataclass
@@ -92,6 +105,7 @@ class TensorInJson(Rule):
     # call. A tensor-valued part may come from any call: a function of another file may return one
     # (``json.dumps(stats(net))``), so the encoder is the token.
     tokens = ((("json", "dump"),),)
+    sinks = {encoder: JSON_ENCODER_KEYWORDS for encoder in JSON_ENCODERS}
     valid = (
         Example(
             "import json\n\nimport torch\n\n\ndef save_metrics(path, rewards, losses):\n"
@@ -232,12 +246,15 @@ class TensorInJson(Rule):
         func = node.func
         if isinstance(func, cst.Attribute):
             if func.attr.value not in JSON_DUMP_FUNCTIONS:
+                self._passed_on(node)
                 return
         elif not (isinstance(func, cst.Name) and func.value in self.ctx.imports.names):
+            self._passed_on(node)
             return
         encoder = self.ctx.callee(node)
         spec = JSON_ENCODERS.get(encoder) if encoder is not None else None
         if spec is None:
+            self._passed_on(node)
             return
         payload = _payload(node, spec)
         if payload is None:
@@ -249,6 +266,28 @@ class TensorInJson(Rule):
         scope = self.ctx.scope_node or self._module
         assert encoder is not None and scope is not None
         self._dumps.append(_Dump(node, encoder, leaves, dominated, scope))
+
+    def _passed_on(self, node: cst.Call) -> None:
+        """A tensor passed to a function of the project that hands it to an encoder (``log(loss=t)`` with
+        ``def log(**kw): json.dumps(kw)``): reported here, where the tensor is, once the index confirms it."""
+        callee = self.ctx.callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):
+            cls = self.ctx.self_class(node.func.value)
+            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        if callee is None or not may_be_project(callee):
+            return
+        kinds = argument_kinds(node, self.ctx)
+        if not kinds:
+            return
+        arguments = _arguments(node)
+        for slot, kind in kinds:
+            argument = arguments[slot]
+            edits = (Edit(argument, _tolist(argument)),) if kind == "tensor" else ()
+            fix = Fix("unsafe", f"Convert `{_code(argument)}` with `.tolist()`; the function may also use it as "
+                                "a tensor", edits) if edits else None
+            requirement = PassedToEncoder(callee, ((slot, kind),), f"`{_code(argument)}`")
+            self.report(argument, f"`{callee.rpartition('.')[2]}` passes {{part}} to `{{sink}}`, which raises "
+                                  "TypeError on torch tensors", remedy="{advice}", fix=fix, requires=(requirement,))
 
     def _dominates(self, binding) -> bool:
         """The binding's assignment sits in the current block or one enclosing it (so it ran first)."""
@@ -309,6 +348,11 @@ class TensorInJson(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
+        if isinstance(requirement, PassedToEncoder):
+            reached = index.reaches_sink(requirement.callee, requirement.argument, path)
+            if reached is None:
+                return None
+            return {"part": requirement.part, "sink": reached[1], "advice": _advice([requirement.argument[0][1]])}
         if not isinstance(requirement, TensorLeaf):
             return super().resolve(requirement, index, path, options)
         kind = condition_kind(requirement.condition, index, path)
@@ -358,6 +402,18 @@ def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpre
         return args[0].value
     named = keyword(call, "obj")
     return named.value if named is not None else None
+
+
+def _arguments(call: cst.Call) -> dict[int | str, cst.BaseExpression]:
+    """A call's arguments by position and keyword, up to a ``*args`` (as ``argument_kinds`` counts them)."""
+    found: dict[int | str, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        found[arg.keyword.value if arg.keyword is not None else position] = arg.value
+        position += arg.keyword is None
+    return found
 
 
 def _unique(leaves: list[Leaf]) -> list[Leaf]:
