@@ -19,6 +19,7 @@ from rlguard.engine.rule_info import declared_sinks
 from rlguard.engine.types import (
     annotated_tensors,
     is_tensor_valued,
+    literal_item,
     literal_items,
     may_be_project,
     parameters_reaching,
@@ -752,13 +753,6 @@ def _local_head(node: cst.BaseExpression, shadow: Shadow) -> bool:
 
 def has_starred(elements: Sequence[cst.BaseElement]) -> bool:
     return any(isinstance(element, cst.StarredElement) for element in elements)
-
-
-def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
-    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
-    if not isinstance(source, (cst.Tuple, cst.List)) or has_starred(source.elements):
-        return None
-    return source.elements[position].value if position < len(source.elements) else None
 
 
 def _callees_taking(ctx: FileContext, function: cst.FunctionDef) -> dict[str, tuple[str, ...]]:

@@ -823,6 +823,9 @@ class _Inference:
             if binding.position is not None:
                 return self.unpacked_item(binding.iterated, binding.position, inner_env, depth + 1)
             return self.element_type(binding.iterated, inner_env, depth + 1)
+        if binding.unpacked is not None and isinstance(binding.unpacked[0], (cst.Tuple, cst.List)):
+            item = literal_item(*binding.unpacked)  # ``a, b = torch.ones(2), torch.zeros(2)``
+            return self.typed(item, inner_env, depth + 1) if item is not None else None
         if binding.value is None or binding.opaque or self.is_new_container(binding.value):
             return None
         return self.typed(binding.value, inner_env, depth + 1)
@@ -1211,6 +1214,13 @@ def _parse_reference(literal: cst.SimpleString) -> cst.BaseExpression | None:
         return cst.parse_expression(literal.raw_value)
     except cst.ParserSyntaxError:
         return None
+
+
+def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
+    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
+    if not isinstance(source, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in source.elements):
+        return None
+    return source.elements[position].value if position < len(source.elements) else None
 
 
 def literal_items(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
