@@ -87,7 +87,7 @@ class _Reader:
                 return "elem"
             if method.name in _ITEM_METHODS and isinstance(method.returns, ast.Name) \
                     and method.returns.id in self.type_variables:
-                return "iter" if method.name == "__iter__" else "elem"
+                return "iter" if method.name in ("__iter__", "__reversed__") else "elem"
         return "same" if len({m.name for m in methods}) == 1 else None
 
     def bindings(self, params: list[ast.arg]) -> dict[str, list[Any]]:

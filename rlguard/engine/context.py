@@ -47,6 +47,9 @@ class Binding:
     # binds item ``position`` of each item.
     iterated: cst.BaseExpression | None = None
     position: int | None = None
+    # Bound by a comprehension without ``if``: it takes every item in turn, so what it builds holds what
+    # any item holds (a loop's body may skip some).
+    every_item: bool = False
     # Mutations of a container bound here, in any scope (see ``Added``): the values it gained.
     added: list[Added] = field(default_factory=list)
     # A parameter assumed, while a function's summary is computed, to receive a value of this kind.

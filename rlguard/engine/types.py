@@ -66,7 +66,7 @@ def method_call(node: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
 # What library calls give is read from the API model (``engine/apimodel.json``, generated from
 # torch, tensordict and torchrl): an expression it cannot type is unknown, and never a tensor.
 
-MAX_DEPTH = 12
+MAX_DEPTH = 24  # nested steps followed: names, containers, items, calls
 
 # "tensor": one tensor (``.tolist()`` converts it); "tensors": a tuple of tensors (``torch.sort``,
 # ``x.chunk(2)``, ``x.max(dim=0)``); "bulk": many tensors at once (``parameters()``, ``state_dict()``,
@@ -108,8 +108,9 @@ class AttrTorchMethod:
 
 # A call as the value model keeps it: (positional count, keywords with their True/False literal or None).
 Shape = tuple[int, tuple[tuple[str, bool | None], ...]] | None
-# (position or keyword, kind) of the arguments of a call whose kind is known.
-ArgKinds = tuple[tuple[int | str, str], ...]
+# (position or keyword, kind) of the arguments of a call whose kind is known: a kind, or what a project
+# call gives (``scale(scale(x))``), which the index answers first.
+ArgKinds = tuple[tuple[int | str, "str | Returns"], ...]
 
 
 @dataclass(frozen=True)
@@ -254,13 +255,25 @@ def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> Val
     if cls is not None:
         value: ValueType | None = _project_instance(index, cls.qualname, cls.path)
     else:
-        kind = index.returned_kind(condition.qualname, path, args=condition.args)
+        kind = index.returned_kind(condition.qualname, path, args=_known_args(condition.args, index, path))
         value = ValueType(kind) if kind is not None else None
     for method, shape, args in condition.chain:
         if value is None:
             return None
-        value = _then_call(index, value, method, shape, args, path)
+        value = _then_call(index, value, method, shape, _known_args(args, index, path), path)
     return value
+
+
+def _known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[int | str, str], ...]:
+    """The argument kinds, with what project calls give asked of the index (unknown ones left out)."""
+    known: list[tuple[int | str, str]] = []
+    for slot, kind in args:
+        if isinstance(kind, Returns):
+            value = returned_value_of(kind, index, path)
+            kind = _ARG_KINDS.get(value.kind, "") if value is not None else ""
+        if kind:
+            known.append((slot, kind))
+    return tuple(known)
 
 
 def _project_instance(index: ProjectIndex, qualname: str, path: str) -> ValueType:
@@ -270,8 +283,8 @@ def _project_instance(index: ProjectIndex, qualname: str, path: str) -> ValueTyp
     return ValueType("object", model().class_name(base) if base is not None else None, qualname)
 
 
-def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape, args: ArgKinds,
-               path: str) -> ValueType | None:
+def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
+               args: tuple[tuple[int | str, str], ...], path: str) -> ValueType | None:
     """What ``value.method(...)`` (or ``value(...)`` for "()") gives: a project class's own method through
     the index (calling an ``nn.Module`` goes through ``forward``), else the API model."""
     if value.project is not None:
@@ -283,6 +296,8 @@ def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
             if owner is not None:
                 kind = index.returned_kind(f"{owner}.{name}", path, args=args)
                 return ValueType(kind) if kind is not None else None
+    if method == _ARITHMETIC:  # a tensor stays one; other values are left unknown
+        return ValueType("tensor") if value.kind == "tensor" else None
     call_shape_ = CallShape(shape[0], dict(shape[1])) if shape is not None else None
     if method == "()":
         if value.cls is None:
@@ -560,6 +575,14 @@ class _Inference:
                 # ``metrics[k] = loss`` in a loop: the values added, named where they were added.
                 return found_leaves + [leaf for added in binding.added for leaf in self.leaves(
                     added.value, env, depth + 1, bindings + (binding,), via + (node,), False, encodable)]
+            if binding.iterated is not None and self.kind(node, env, depth) is None:
+                inner_env = self.inside(node.value, binding, innermost, env)
+                return self.item_leaves(binding, binding.position, inner_env, depth, bindings, via)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self.kind(node, env, depth) is None:
+            index, found = _constant_index(node), self.lookup(node.value.value, env)  # ``pair[1]``
+            if index is not None and found is not None and found[0].iterated is not None and found[0].position is None:
+                inner_env = self.inside(node.value.value, found[0], found[1], env)
+                return self.item_leaves(found[0], index, inner_env, depth, bindings, via)
         if isinstance(node, cst.Dict):  # ``{"a": t, **summarize(batch)}``: values, and those of what is unpacked
             return [leaf for element in node.elements
                     for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
@@ -574,11 +597,157 @@ class _Inference:
             return self.leaves(element, inner_env, depth + 1, bindings, via, local, encodable)
         kind, followed = self.kind(node, env, depth), self.followed(node, env)
         if kind is None:
-            inner = self.call_leaves(node, env, depth, bindings, via, encodable) if isinstance(node, cst.Call) else None
-            return inner or []
+            return self.passed_on(node, followed, env, depth, bindings, via, encodable)
         if followed is not None:
             local = local and followed[1]
         return [Leaf(node, kind[0], kind[1], bindings + ((followed[0],) if followed else ()), via, local, encodable)]
+
+    def iterated_items(self, iterated: cst.BaseExpression, position: int | None, env: _Env,
+                       depth: int) -> list[list[Leaf]] | None:
+        """Per item that iterating ``iterated`` binds (item ``position`` of each, when it is unpacked): its
+        tensor-valued parts; None when unknown."""
+        if position is None:
+            return self.items(iterated, env, depth, values=False)
+        if not isinstance(iterated, cst.Call):
+            return None
+        called = method_call(iterated)
+        if called is not None and called[1] == "items" and not iterated.args:
+            return self.items(called[0], env, depth, values=True) if position == 1 else [[]]
+        qualname = self.ctx.callee(iterated)
+        terms = builtin_terms(qualname, iterated) if qualname is not None else None
+        if not terms or len({repr(term) for term in terms}) != 1:
+            return None
+        term = terms[0]
+        if term is None or term[0] != "iter" or term[1][0] != "tuple" or position >= len(term[1][1]):
+            return None
+        part = term[1][1][position]
+        if part[0] == "value":
+            return [[]]
+        source = positional_arg(iterated, part[1]) if part[0] == "elem" else None
+        return self.items(source, env, depth + 1, values=False) if source is not None else None
+
+    def item_leaves(self, binding: Binding, position: int | None, env: _Env, depth: int, bindings: tuple,
+                    via: tuple) -> list[Leaf]:
+        """The parts of an item an iteration binds (item ``position`` of it, when unpacked): ``for k, row in
+        rows.items()``, a row holds tensors when every row does; a comprehension without ``if`` takes every
+        item, so what it builds holds what any item holds."""
+        assert binding.iterated is not None
+        items = self.iterated_items(binding.iterated, position, env, depth + 1)
+        if items is None and binding.every_item:  # the whole source's parts
+            source = self.iteration_source(binding.iterated, position)
+            items = [self.leaves(source, env, depth + 1, (), (), False, True)] if source is not None else None
+        if not items or not (all(items) or binding.every_item):
+            return []
+        return [leaf._replace(local=False, bindings=bindings + leaf.bindings, via=via + leaf.via)
+                for item in items for leaf in item]
+
+    def iteration_source(self, iterated: cst.BaseExpression, position: int | None) -> cst.BaseExpression | None:
+        """The container whose items (or values) an iteration binds: ``d`` of ``d.items()`` at position 1,
+        ``xs`` of ``enumerate(xs)`` at 1, of ``zip(ws, xs)`` at 1, of ``for x in xs``; None when unknown."""
+        called = method_call(iterated)
+        if called is not None and called[1] in ("items", "values") and not iterated.args:  # type: ignore[attr-defined]
+            return called[0] if (position == 1) == (called[1] == "items") else None
+        if position is None:
+            return None if container_kind(self.ctx.value_of(iterated), self.ctx) == "dict" else iterated
+        qualname = self.ctx.callee(iterated) if isinstance(iterated, cst.Call) else None
+        terms = builtin_terms(qualname, iterated) if qualname is not None else None  # type: ignore[arg-type]
+        if not terms or len({repr(term) for term in terms}) != 1 or terms[0] is None:
+            return None
+        term = terms[0]
+        if term[0] != "iter" or term[1][0] != "tuple" or position >= len(term[1][1]):
+            return None
+        part = term[1][1][position]
+        return positional_arg(iterated, part[1]) if part[0] == "elem" else None  # type: ignore[arg-type]
+
+    def items(self, node: cst.BaseExpression, env: _Env, depth: int, values: bool) -> list[list[Leaf]] | None:
+        """Per item of a container (per value of a dict, with ``values``; a dict's items are otherwise its
+        keys): its tensor-valued parts; None when unknown."""
+        if depth > MAX_DEPTH:
+            return None
+        leaves = self.leaves
+        if isinstance(node, cst.Name):
+            found = self.lookup(node.value, env)
+            if found is None:
+                return None
+            binding, innermost = found
+            if binding.opaque or binding.value is None or not self.is_new_container(binding.value):
+                return None
+            inner = self.items(binding.value, self.inside(node.value, binding, innermost, env), depth + 1, values)
+            if inner is None:
+                return None
+            for added in binding.added:
+                more = self.items(added.value, env, depth + 1, values) if added.spread \
+                    else [leaves(added.value, env, depth + 1, (), (), False, True)]
+                if more is None:
+                    return None
+                inner += more
+            return inner
+        is_dict = container_kind(node, self.ctx) == "dict"
+        if is_dict and not values:
+            return [[]]
+        if isinstance(node, cst.Dict):
+            found: list[list[Leaf]] = []
+            for element in node.elements:
+                more = [leaves(element.value, env, depth + 1, (), (), False, True)] \
+                    if isinstance(element, cst.DictElement) else self.items(element.value, env, depth + 1, True)
+                if more is None:
+                    return None
+                found += more
+            return found
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            found = []
+            for item in node.elements:
+                more = self.items(item.value, env, depth + 1, False) if isinstance(item, cst.StarredElement) \
+                    else [leaves(item.value, env, depth + 1, (), (), False, True)]
+                if more is None:
+                    return None
+                found += more
+            return found
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            element = node.value if isinstance(node, cst.DictComp) else node.elt
+            return [leaves(element, {**env, **_comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
+        if isinstance(node, cst.Call):
+            return self.call_items_leaves(node, env, depth, values)
+        return None
+
+    def call_items_leaves(self, node: cst.Call, env: _Env, depth: int, values: bool) -> list[list[Leaf]] | None:
+        """Per item of what a call gives: ``d.values()``, ``sorted(xs)``, ``dict(a=t, **other)``."""
+        called = method_call(node)
+        if called is not None and called[1] == "values" and not node.args:
+            return self.items(called[0], env, depth + 1, True)
+        qualname = self.ctx.callee(node)
+        if qualname in _DICT_CALLS:
+            found: list[list[Leaf]] = []
+            for arg in node.args:
+                more = self.items(arg.value, env, depth + 1, True) if arg.keyword is None \
+                    else [self.leaves(arg.value, env, depth + 1, (), (), False, True)]
+                if more is None:
+                    return None
+                found += more
+            return found
+        terms = builtin_terms(qualname, node) if qualname is not None else None
+        if not terms or len({repr(term) for term in terms}) != 1 or terms[0] is None:
+            return None
+        term = terms[0]
+        if term[0] not in ("list", "iter") or term[1][0] != "elem":
+            return None
+        source = positional_arg(node, term[1][1])
+        return self.items(source, env, depth + 1, False) if source is not None else None
+
+    def passed_on(self, node: cst.BaseExpression, followed: tuple[Binding, bool] | None, env: _Env, depth: int,
+                  bindings: tuple, via: tuple, encodable: bool) -> list[Leaf]:
+        """The parts of a call that hands on what it is given (``asdict(row)``, ``dict(**kw)``), itself or
+        through the name bound to it (``fields = asdict(row)``)."""
+        if followed is not None and isinstance(node, cst.Name):
+            binding, innermost = followed
+            if binding.opaque or not isinstance(binding.value, cst.Call):
+                return []
+            inner_env = self.inside(node.value, binding, innermost, env)
+            return self.call_leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
+                                    encodable) or []
+        if isinstance(node, cst.Call):
+            return self.call_leaves(node, env, depth, bindings, via, encodable) or []
+        return []
 
     def is_new_container(self, node: cst.BaseExpression) -> bool:
         """A literal, a comprehension or a call that builds a new list, tuple, set or dict."""
@@ -618,9 +787,7 @@ class _Inference:
                 return None
             if called[1] == "_asdict":
                 return self.field_leaves(called[0], env, depth, bindings, via)
-            if container_kind(self.ctx.value_of(called[0]), self.ctx) != "dict":
-                return None
-            inner = [called[0]]
+            inner = [called[0]]  # a view or copy holds what its dict holds
         return [leaf for value in inner for leaf in self.leaves(value, env, depth + 1, bindings, via, False, encodable)]
 
     def field_leaves(self, instance: cst.BaseExpression, env: _Env, depth: int, bindings: tuple,
@@ -709,6 +876,8 @@ class _Inference:
             return self.element_type(source, env, depth + 1)
         if term[0] == "same" and source is not None:  # ``abs(t)``, ``round(t)``: a tensor's own dunder
             typed = self.typed(source, env, depth + 1)
+            if typed is not None and typed[0].kind == "returned":
+                return self.returned_operand((source,), env, depth)
             return typed if typed is not None and typed[0].kind == "tensor" else None
         if term[0] in ("list", "iter"):
             item = self.term_type(term[1], call, env, depth + 1)
@@ -789,7 +958,8 @@ class _Inference:
             if isinstance(node.operator, cst.Modulo) and isinstance(
                     node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
                 return None  # "%s" % t is a string
-            return _either(self.tensor(node.left, env, depth), self.tensor(node.right, env, depth))
+            return _either(self.tensor(node.left, env, depth), self.tensor(node.right, env, depth)) \
+                or self.returned_operand((node.left, node.right), env, depth)
         if isinstance(node, cst.UnaryOperation):
             return None if isinstance(node.operator, cst.Not) else _as_tensor(self.tensor(node.expression, env, depth))
         if isinstance(node, cst.Comparison):
@@ -800,6 +970,18 @@ class _Inference:
         if isinstance(node, cst.IfExp):
             body, orelse = self.tensor(node.body, env, depth), self.tensor(node.orelse, env, depth)
             return (ValueType("tensor"), _CERTAIN) if body == _CERTAIN and orelse == _CERTAIN else None
+        return None
+
+    def returned_operand(self, operands: tuple[cst.BaseExpression, ...], env: _Env, depth: int) -> _Typed:
+        """``scale(x) * 2``: arithmetic on what a project call gives is a tensor when that is one."""
+        for operand in operands:
+            typed = self.typed(operand, env, depth + 1)
+            if typed is not None and typed[0].kind == "returned":
+                conditions = [c for c in typed[1] if isinstance(c, Returns)]
+                if len(conditions) == 1 and len(typed[1]) == 1 and len(conditions[0].chain) < _MAX_CHAIN:
+                    first = conditions[0]
+                    return ValueType("returned"), frozenset(
+                        {Returns(first.qualname, first.args, first.chain + ((_ARITHMETIC, None, ()),))})
         return None
 
     def tensor(self, node: cst.BaseExpression, env: _Env, depth: int) -> frozenset[Condition] | None:
@@ -929,7 +1111,9 @@ class _Inference:
             if arg.star:
                 break  # later positions are unknown
             typed = self.typed(arg.value, env, depth + 1)
-            kind = _ARG_KINDS.get(typed[0].kind) if typed is not None and not typed[1] else None
+            kind: str | Returns | None = _ARG_KINDS.get(typed[0].kind) if typed is not None and not typed[1] else None
+            if typed is not None and typed[0].kind == "returned" and len(typed[1]) == 1:
+                kind = next(iter(typed[1]))  # type: ignore[assignment]  # a Returns: the index answers it
             slot: int | str = arg.keyword.value if arg.keyword is not None else position
             if kind is not None:
                 found.append((slot, kind))
@@ -965,6 +1149,12 @@ class _Inference:
         return typed is not None and not typed[1] and typed[0].kind in _HOLDS_TENSORS
 
     def subscript_type(self, node: cst.Subscript, env: _Env, depth: int) -> _Typed:
+        index = _constant_index(node)
+        if index is not None and isinstance(node.value, cst.Name):  # ``pair[1] for pair in enumerate(xs)``
+            found = self.lookup(node.value.value, env)
+            if found is not None and found[0].iterated is not None and found[0].position is None:
+                inner_env = self.inside(node.value.value, found[0], found[1], env)
+                return self.unpacked_item(found[0].iterated, index, inner_env, depth + 1)
         inner = self.typed(node.value, env, depth + 1)
         if inner is None:
             return None
@@ -1083,6 +1273,7 @@ def _combine_alternatives(found: list[_Typed]) -> _Typed:
 
 _NOT_A_CONTAINER_CALL = object()
 _MAX_CHAIN = 6  # calls followed on a project call's result
+_ARITHMETIC = "<arithmetic>"  # a link of ``Returns.chain``: an operator applied to the value
 # The kinds a summary assumes its parameters to have, and the argument kinds that give them.
 SUMMARY_KINDS = ("tensor", "tensordict")
 _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
@@ -1093,6 +1284,14 @@ _DICT_VIEWS = frozenset({"values", "items", "copy", "_asdict"})
 # Functions whose result holds the fields of the instance they are given.
 _FIELD_READERS = frozenset({"dataclasses.asdict", "dataclasses.astuple", "attr.asdict", "attr.astuple",
                             "attrs.asdict", "attrs.astuple", "builtins.vars"})
+
+
+def _constant_index(node: cst.Subscript) -> int | None:
+    """``i`` of ``x[i]`` for a non-negative integer literal."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    return int(value.value) if isinstance(value, cst.Integer) and value.value.isdigit() else None
 
 
 def _is_container(node: cst.BaseExpression) -> bool:
@@ -1109,18 +1308,28 @@ def _comprehension_env(comp_for: cst.CompFor | None) -> _Env:
     from rlguard.engine.context import Binding  # context imports this module at load time
 
     env: _Env = {}
+    every = not _has_filters(comp_for)
     while comp_for is not None:
         target = comp_for.target
         if isinstance(target, cst.Name):
-            env[target.value] = (Binding(opaque=True, iterated=comp_for.iter), True)
+            env[target.value] = (Binding(opaque=True, iterated=comp_for.iter, every_item=every), True)
         else:
             env.update({name: None for name in _target_names(target)})
             if isinstance(target, (cst.Tuple, cst.List)) and not any(
                     isinstance(e, cst.StarredElement) for e in target.elements):
-                env.update({e.value.value: (Binding(opaque=True, iterated=comp_for.iter, position=i), True)
+                env.update({e.value.value: (Binding(opaque=True, iterated=comp_for.iter, position=i,
+                                                    every_item=every), True)
                             for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name)})
         comp_for = comp_for.inner_for_in
     return env
+
+
+def _has_filters(comp_for: cst.CompFor | None) -> bool:
+    while comp_for is not None:
+        if comp_for.ifs:
+            return True
+        comp_for = comp_for.inner_for_in
+    return False
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
