@@ -75,6 +75,15 @@ class TensorInJson(Rule):
         "`TypeError: Object of type Tensor is not JSON serializable`. In training code this usually "
         "happens at the end of an epoch or a run, when metrics or a config are written out, so the "
         "crash loses the results it was meant to save. `orjson`, `ujson` and `simplejson` fail the same way.\n\n"
+        "Values are followed the way the program computes them: through names, containers (literals, "
+        "comprehensions, `dict(...)`/`list(...)`, `*` and `**` unpacking), the items a container gains after "
+        "it is built (`d[k] = v`, `.append`, `.extend`, `.update`, `+=`, in any scope), loops and "
+        "comprehensions over it (`.items()`, `.values()`, `enumerate`, `zip`), the built-ins that pass items "
+        "on (`max`, `min`, `sum`, `sorted`, `reversed`, `abs`, ..., as typeshed's stubs describe them), the "
+        "fields of a dataclass (`dataclasses.asdict`), and the functions, methods and `nn.Module`s of the "
+        "project in any file (calling a module runs its `forward`), given the kinds of the arguments they "
+        "are passed. A tensor passed to a function of the project that hands it to an encoder is reported "
+        "where it is passed.\n\n"
         "A part of the payload is tensor-valued when it is a `torch.*` factory or math op "
         "(`torch.tensor`, `torch.stack`, `torch.exp`, ...), a tensor method that returns a tensor "
         "(`sum`, `mean`, `max`, `detach`, `cpu`, `clone`, `to`, ...) on a tensor, `model.parameters()` "
@@ -96,10 +105,16 @@ class TensorInJson(Rule):
         "When the payload is a name bound to a literal that the code also uses elsewhere (it is "
         "logged, returned, mutated), those uses would see lists instead of tensors: the fix is then "
         "unsafe (`--unsafe-fixes`).\n\n"
-        "No fix for `parameters()` and `state_dict()` payloads (save them with `torch.save`), for "
-        "tuples of tensors (`torch.sort`, `x.chunk(2)`), for `self.attr` (assigned in another method), "
-        "for sets and generators (JSON cannot encode them anyway), and for names bound conditionally "
-        "or in another scope."
+        "Where a tensor sits where `.tolist()` cannot be written (a container filled elsewhere, what "
+        "another function returns, `self.attr` assigned in another method, a dataclass field), the encoder "
+        "call gets `default=lambda value: value.tolist()`: the encoder calls it only for objects it cannot "
+        "encode, so values it encoded before are written as before, and each tensor (or TensorDict) "
+        "becomes a number or nested list. This is safe for the same reason: the call raised `TypeError` "
+        "before.\n\n"
+        "A tensor passed to a function that dumps it (`log(loss=t)`) gets `.tolist()` where it is passed; "
+        "that fix is unsafe, since the function may also use the value as a tensor.\n\n"
+        "No fix for `parameters()` and `state_dict()` payloads (save them with `torch.save`), and for "
+        "sets and generators (JSON cannot encode them anyway)."
     )
     # Every encoder's qualified name holds "json" and "dump", both spelled in the file's imports or
     # call. A tensor-valued part may come from any call: a function of another file may return one
@@ -196,8 +211,45 @@ class TensorInJson(Rule):
             "            json.dump({\"total\": self.total}, f)\n\n"
             "    def reset(self):\n"
             "        self.total = torch.zeros(())\n",
+            fixed="import json\n\nimport torch\n\n\nclass RewardTracker:\n"
+            "    def save(self, path):\n"
+            "        with open(path, \"w\") as f:\n"
+            "            json.dump({\"total\": self.total}, f, default=lambda value: value.tolist())\n\n"
+            "    def reset(self):\n"
+            "        self.total = torch.zeros(())\n",
             message="`self.total`",
-            note="`self.total` is a tensor because the class assigns it one, here after the dump.",
+            note="`self.total` is a tensor because the class assigns it one, here after the dump. It is assigned "
+                 "elsewhere, so the encoder is given `default=` to convert it.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\n\ndef summarize(rewards):\n"
+            "    return {\"mean\": rewards.mean(), \"max\": rewards.max()}\n\n\n"
+            "metrics = {}\n"
+            "for name, rewards in {\"train\": torch.rand(8), \"eval\": torch.rand(8)}.items():\n"
+            "    metrics[name] = {\"step\": 1, **summarize(rewards)}\n"
+            "print(json.dumps(metrics))\n",
+            fixed="import json\n\nimport torch\n\n\ndef summarize(rewards):\n"
+            "    return {\"mean\": rewards.mean(), \"max\": rewards.max()}\n\n\n"
+            "metrics = {}\n"
+            "for name, rewards in {\"train\": torch.rand(8), \"eval\": torch.rand(8)}.items():\n"
+            "    metrics[name] = {\"step\": 1, **summarize(rewards)}\n"
+            "print(json.dumps(metrics, default=lambda value: value.tolist()))\n",
+            message="`summarize(rewards)`",
+            note="Values are followed through loops, dict and list mutations, `*`/`**` unpacking, built-ins "
+                 "(`max`, `sorted`, `zip`, ...) and the functions of the project, given what they are passed.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\n\ndef log_metrics(**metrics):\n"
+            "    print(json.dumps(dict(**metrics)))\n\n\n"
+            "loss = torch.ones(3).mean()\n"
+            "log_metrics(loss=loss, step=1)\n",
+            fixed="import json\n\nimport torch\n\n\ndef log_metrics(**metrics):\n"
+            "    print(json.dumps(dict(**metrics)))\n\n\n"
+            "loss = torch.ones(3).mean()\n"
+            "log_metrics(loss=loss.tolist(), step=1)\n",
+            unsafe=True,
+            message="`log_metrics` passes `loss` to `json.dumps`",
+            note="A tensor passed to a function that hands it to an encoder is reported where it is passed.",
         ),
         Example(
             "import orjson\nimport torch\n\nlogits = torch.randn(4, 6)\n"
