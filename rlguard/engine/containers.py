@@ -25,6 +25,7 @@ _VALUE_OF_KIND = {"bulk": "tensor", "tensordict": "entry", "losses": "mixed"}
 _CONTAINER_BUILTINS = {"builtins.dict": "dict", "builtins.list": "list", "builtins.set": "set",
                        "builtins.tuple": "tuple", "builtins.frozenset": "set", "collections.OrderedDict": "dict",
                        "collections.defaultdict": "dict"}
+_CONTAINER_NAMES = frozenset(name.rpartition(".")[2] for name in _CONTAINER_BUILTINS)
 
 
 def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | None:
@@ -39,6 +40,10 @@ def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | N
     if isinstance(node, cst.Tuple):
         return "tuple"
     if isinstance(node, cst.Call):
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if last not in _CONTAINER_NAMES:  # most calls: no need to resolve the name
+            return None
         return _CONTAINER_BUILTINS.get(ctx.callee(node) or "")
     return None
 

@@ -202,9 +202,10 @@ def parameters_reaching(payload: cst.BaseExpression, ctx: FileContext, params: t
     return found
 
 
-def argument_kinds(call: cst.Call, ctx: FileContext) -> ArgKinds:
+def argument_kinds(call: cst.Call, ctx: FileContext) -> tuple[tuple[int | str, str], ...]:
     """(position or keyword, kind) of the arguments of a call that are certainly tensors or TensorDicts."""
-    return _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
+    return tuple((slot, kind) for slot, kind in _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
+                 if isinstance(kind, str))
 
 
 def annotated_tensors(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -240,9 +241,9 @@ def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> Leaf
                 return None
         return "bulk"
     if isinstance(condition, TensorFields):
-        for _, facts in index.ancestry(condition.cls, near=path):
-            if facts is not None and any(fact.tensor or _returns_tensors(index, fact.callee, facts.path)
-                                         for attr in facts.attrs.values() for fact in attr):
+        for _, cls in index.ancestry(condition.cls, near=path):
+            if cls is not None and any(fact.tensor or _returns_tensors(index, fact.callee, cls.path)
+                                       for assigned in cls.attrs.values() for fact in assigned):
                 return "holds"
         return None
     value = returned_value_of(condition, index, path)
@@ -332,11 +333,17 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
 
     inference = _Inference(ctx, deferred=False)
     kind = _returned_kind(inference, node, {})
-    given = ()
-    if kind is None:
-        given = tuple((param, assumed, found) for param in params[:_MAX_SUMMARY_PARAMS] for assumed in SUMMARY_KINDS
-                      if (found := _returned_kind(inference, node, {param: (Binding(assumed=assumed), True)}))
-                      in _HOLDS_TENSORS)
+    given: tuple[tuple[str, str, str], ...] = ()
+    if kind is None and params:
+        considered = params[:_MAX_SUMMARY_PARAMS]
+        for assumed in SUMMARY_KINDS:
+            # One pass with every parameter given the kind first: most returns hold no tensor even then.
+            if _returned_kind(inference, node, {p: (Binding(assumed=assumed), True) for p in considered}) \
+                    not in _HOLDS_TENSORS:
+                continue
+            given += tuple((param, assumed, found) for param in considered
+                           if (found := _returned_kind(inference, node, {param: (Binding(assumed=assumed), True)}))
+                           in _HOLDS_TENSORS)
     return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given)
 
 
@@ -666,10 +673,10 @@ class _Inference:
             return None
         leaves = self.leaves
         if isinstance(node, cst.Name):
-            found = self.lookup(node.value, env)
-            if found is None:
+            bound = self.lookup(node.value, env)
+            if bound is None:
                 return None
-            binding, innermost = found
+            binding, innermost = bound
             if binding.opaque or binding.value is None or not self.is_new_container(binding.value):
                 return None
             inner = self.items(binding.value, self.inside(node.value, binding, innermost, env), depth + 1, values)
@@ -686,16 +693,16 @@ class _Inference:
         if is_dict and not values:
             return [[]]
         if isinstance(node, cst.Dict):
-            found: list[list[Leaf]] = []
-            for element in node.elements:
-                more = [leaves(element.value, env, depth + 1, (), (), False, True)] \
-                    if isinstance(element, cst.DictElement) else self.items(element.value, env, depth + 1, True)
+            per_value: list[list[Leaf]] = []
+            for entry in node.elements:
+                more = [leaves(entry.value, env, depth + 1, (), (), False, True)] \
+                    if isinstance(entry, cst.DictElement) else self.items(entry.value, env, depth + 1, True)
                 if more is None:
                     return None
-                found += more
-            return found
+                per_value += more
+            return per_value
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            found = []
+            found: list[list[Leaf]] = []
             for item in node.elements:
                 more = self.items(item.value, env, depth + 1, False) if isinstance(item, cst.StarredElement) \
                     else [leaves(item.value, env, depth + 1, (), (), False, True)]
@@ -704,8 +711,8 @@ class _Inference:
                 found += more
             return found
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            element = node.value if isinstance(node, cst.DictComp) else node.elt
-            return [leaves(element, {**env, **_comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
+            produced = node.value if isinstance(node, cst.DictComp) else node.elt
+            return [leaves(produced, {**env, **_comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
         if isinstance(node, cst.Call):
             return self.call_items_leaves(node, env, depth, values)
         return None
@@ -771,6 +778,7 @@ class _Inference:
             if not terms or any(not isinstance(term, list) or term[0] not in ("list", "iter") for term in terms):
                 return None
             for term in terms:
+                assert term is not None
                 element = term[1]
                 if element[0] == "elem":
                     source = positional_arg(node, element[1])
@@ -832,9 +840,9 @@ class _Inference:
         if isinstance(iterated, (cst.Dict, cst.DictComp)):
             return None
         if isinstance(iterated, cst.Call):
-            found = self.call_items(iterated, env, depth)
-            if found is not _NOT_A_CONTAINER_CALL:
-                return found  # type: ignore[return-value]
+            item = self.call_items(iterated, env, depth)
+            if item is not _NOT_A_CONTAINER_CALL:
+                return item  # type: ignore[return-value]
         typed = self.typed(iterated, env, depth)
         if typed is None:
             return None
@@ -1105,15 +1113,16 @@ class _Inference:
 
     def arg_kinds(self, node: cst.Call, env: _Env, depth: int) -> ArgKinds:
         """(position or keyword, kind) of a call's arguments that are certainly tensors or TensorDicts."""
-        found: list[tuple[int | str, str]] = []
+        found: list[tuple[int | str, str | Returns]] = []
         position = 0
         for arg in node.args:
             if arg.star:
                 break  # later positions are unknown
             typed = self.typed(arg.value, env, depth + 1)
             kind: str | Returns | None = _ARG_KINDS.get(typed[0].kind) if typed is not None and not typed[1] else None
-            if typed is not None and typed[0].kind == "returned" and len(typed[1]) == 1:
-                kind = next(iter(typed[1]))  # type: ignore[assignment]  # a Returns: the index answers it
+            condition = next(iter(typed[1])) if typed is not None and len(typed[1]) == 1 else None
+            if typed is not None and typed[0].kind == "returned" and isinstance(condition, Returns):
+                kind = condition  # what a project call gives: the index answers it
             slot: int | str = arg.keyword.value if arg.keyword is not None else position
             if kind is not None:
                 found.append((slot, kind))

@@ -13,7 +13,6 @@ from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
 from rlguard.engine.types import (
-    ArgKinds,
     AttrTorchMethod,
     Condition,
     Leaf,
@@ -51,7 +50,7 @@ class PassedToEncoder(Requirement):
     encoder inside it, or in what it calls (see ``ProjectIndex.reaches_sink``)."""
 
     callee: str
-    argument: ArgKinds
+    argument: tuple[tuple[int | str, str], ...]
     part: str
 
 
