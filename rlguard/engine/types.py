@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 from collections.abc import Iterator
@@ -187,19 +188,40 @@ def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool 
 def parameters_reaching(payload: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...]) -> list[str]:
     """The parameters of the function being walked that make ``payload`` hold tensors when given them
     (a ``**kwargs`` parameter: a dict of tensors), where it holds none otherwise."""
-    from rlguard.engine.context import Binding  # context imports this module at load time
-
     inference = _Inference(ctx, deferred=False)
     if any(leaf.certain for leaf in inference.leaves(payload, {}, 0, (), (), True, True)):
         return []  # tensors whatever the arguments: the rule reports the call itself
     found = []
+    for param, binding in _parameter_bindings(ctx, params):
+        with _assuming([(binding, "holds" if binding.opaque else "tensor")]):  # ``**kwargs`` is bound opaque
+            if any(leaf.certain for leaf in inference.leaves(payload, {}, 0, (), (), True, True)):
+                found.append(param)
+    return found
+
+
+def _parameter_bindings(ctx: FileContext, params: tuple[str, ...]) -> list[tuple[str, Binding]]:
+    """The bindings the parameters made on entry (a name rebound since reads its new value, and reaches
+    the parameter only through ``x = f(x)``), for the first few parameters."""
+    found = []
     for param in params[:_MAX_SUMMARY_PARAMS]:
         binding = ctx.lookup(param)
-        assumed = "holds" if binding is not None and binding.opaque else "tensor"  # ``**kwargs`` is bound opaque
-        env: _Env = {param: (Binding(assumed=assumed), True)}
-        if any(leaf.certain for leaf in inference.leaves(payload, env, 0, (), (), True, True)):
-            found.append(param)
+        while binding is not None and binding.previous is not None:
+            binding = binding.previous
+        if binding is not None and binding.value is None and binding.iterated is None and binding.unpacked is None:
+            found.append((param, binding))
     return found
+
+
+@contextmanager
+def _assuming(kinds: list[tuple[Binding, str]]) -> Iterator[None]:
+    """Parameters taken, for a while, to receive values of these kinds (``Binding.assumed``)."""
+    for binding, kind in kinds:
+        binding.assumed = kind
+    try:
+        yield
+    finally:
+        for binding, _ in kinds:
+            binding.assumed = None
 
 
 def argument_kinds(call: cst.Call, ctx: FileContext) -> tuple[tuple[int | str, str], ...]:
@@ -329,21 +351,20 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
     "holds" for a container holding tensors, and the class it is an instance of (or the project
     callable whose result it is, which the index follows). When the kind is unknown, what it is when
     one of ``params`` is given a tensor or a TensorDict (``Returned.given``)."""
-    from rlguard.engine.context import Binding  # context imports this module at load time
-
     inference = _Inference(ctx, deferred=False)
     kind = _returned_kind(inference, node, {})
     given: tuple[tuple[str, str, str], ...] = ()
-    if kind is None and params:
-        considered = params[:_MAX_SUMMARY_PARAMS]
-        for assumed in SUMMARY_KINDS:
-            # One pass with every parameter given the kind first: most returns hold no tensor even then.
-            if _returned_kind(inference, node, {p: (Binding(assumed=assumed), True) for p in considered}) \
-                    not in _HOLDS_TENSORS:
+    considered = _parameter_bindings(ctx, params) if kind is None else []
+    for assumed in SUMMARY_KINDS if considered else ():
+        # One pass with every parameter given the kind first: most returns hold no tensor even then.
+        with _assuming([(binding, assumed) for _, binding in considered]):
+            if _returned_kind(inference, node, {}) not in _HOLDS_TENSORS:
                 continue
-            given += tuple((param, assumed, found) for param in considered
-                           if (found := _returned_kind(inference, node, {param: (Binding(assumed=assumed), True)}))
-                           in _HOLDS_TENSORS)
+        for param, binding in considered:
+            with _assuming([(binding, assumed)]):
+                found = _returned_kind(inference, node, {})
+            if found in _HOLDS_TENSORS:
+                given += ((param, assumed, found),)
     return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given)
 
 

@@ -329,3 +329,19 @@ def test_cross_file_helper_of_plain_values_is_not_reported(project):
     (tmp_path / f"losses_{suffix}.py").write_text(losses)
     assert _rlg003(main, extra_files={f"losses_{suffix}.py": losses}) == []
     json.loads(_run(main)["out"])
+
+
+@pytest.mark.parametrize("body", [
+    # the parameter is rebound to a plain value before it is returned or dumped
+    "def summary(x):\n    x = float(x)\n    return {'x': x}\n\nout = json.dumps(summary(torch.tensor(2.0)))\n",
+    "def log(x):\n    x = x.tolist()\n    return json.dumps({'x': x})\n\nout = log(torch.ones(2))\n",
+    # a loop over items that are not all tensors, skipping the tensor
+    "rows = {'a': torch.ones(1), 'b': 2}\nfor k, v in rows.items():\n    if k == 'b':\n"
+    "        out = json.dumps({k: v})\n",
+    # a comprehension that filters
+    "values = [torch.ones(1), 2.0]\nout = json.dumps([v for v in values if isinstance(v, float)])\n",
+])
+def test_near_misses_of_the_summaries(body):
+    source = HEADER + body
+    assert _rlg003(source) == []
+    json.loads(_run(source)["out"])
