@@ -1058,13 +1058,17 @@ class _Inference:
                 if found is not None:
                     return found, typed[1]
                 # ``net.weights()`` on a project class deriving from a library one: its own method's result.
-                return self.project_call(f"{typed[0].project}.{method}", node, env, depth) \
-                    if typed[0].project else None
+                if typed[0].project or not typed[1]:
+                    return self.project_call(f"{typed[0].project}.{method}", node, env, depth) \
+                        if typed[0].project else None
             if method in _bulk_methods():
                 return self.bulk_type(receiver, method, env)
             owner = self.project_instance(receiver, env) if self.deferred else None
             if owner is not None:  # ``self.weights()``, ``Agent().weights()``: what the method returns
                 return self.project_call(f"{owner}.{method}", node, env, depth)
+        inlined = self.inlined_call(node, env, depth)
+        if inlined is not None:
+            return inlined
         callable_ = self.attr_object(node.func) or self.typed(node.func, env, depth + 1)
         if callable_ is not None and callable_[0].kind == "returned":  # ``make_net()(x)``, ``ValueNet()(x)``
             return self.chained(callable_, "()", node, env, depth)
@@ -1111,6 +1115,41 @@ class _Inference:
         if not self.deferred or not may_be_project(qualname):
             return None
         return ValueType("returned"), frozenset({Returns(qualname, self.arg_kinds(node, env, depth))})
+
+    def inlined_call(self, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        """Calling a name bound to a lambda (its body, with the parameters given the arguments' kinds) or
+        to ``functools.partial(f, ...)`` (``f`` called with the bound arguments, then these)."""
+        if not isinstance(node.func, cst.Name) or depth > MAX_DEPTH:
+            return None
+        found = self.lookup(node.func.value, env)
+        if found is None or found[0].opaque or found[0].value is None:
+            return None
+        bound, inner_env = found[0].value, self.inside(node.func.value, found[0], found[1], env)
+        if isinstance(bound, cst.Call) and self.ctx.callee(bound) == "functools.partial" and bound.args \
+                and bound.args[0].keyword is None and not bound.args[0].star:
+            given, bound_args = list(node.args), list(bound.args[1:])
+            if any(arg.star for arg in (*given, *bound_args)):
+                return None
+            keywords = {arg.keyword.value for arg in given if arg.keyword is not None}
+            merged = cst.Call(func=bound.args[0].value, args=[  # what the partial passes: its own arguments first
+                *(a for a in bound_args if a.keyword is None), *(a for a in given if a.keyword is None),
+                *(a for a in bound_args if a.keyword is not None and a.keyword.value not in keywords),
+                *(a for a in given if a.keyword is not None)])
+            return self.typed(merged, inner_env, depth + 1)
+        if isinstance(bound, cst.Lambda) and not any(arg.star or arg.keyword for arg in node.args):
+            from rlguard.engine.context import Binding  # context imports this module at load time
+
+            params = bound.params.params
+            if isinstance(bound.params.star_arg, (cst.Param, cst.ParamStar)) or bound.params.kwonly_params \
+                    or bound.params.star_kwarg is not None or len(params) != len(node.args):
+                return None
+            lambda_env = dict(inner_env)
+            for param, arg in zip(params, node.args, strict=True):
+                typed = self.typed(arg.value, env, depth + 1)
+                kind = typed[0].kind if typed is not None and not typed[1] else None
+                lambda_env[param.name.value] = (Binding(assumed=kind), True) if kind is not None else None
+            return self.typed(bound.body, lambda_env, depth + 1)
+        return None
 
     def chained(self, typed: _Typed, method: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
         """A call on what a project call gives (``make_net()(x).mean()``): the index follows the chain."""
@@ -1228,6 +1267,12 @@ class _Inference:
         if isinstance(receiver, cst.Name) and receiver.value in env:
             return None  # a comprehension's or an older binding's value: unknown
         instance = self.ctx.instance_of(receiver)
+        if instance is not None and instance.kind == "self-attr" and instance.attr is not None:
+            cls = self.ctx.current_class  # ``self.tracker = Tracker()`` in another method of the class
+            callees = {fact.callee for fact in cls.attrs.get(instance.attr, ())} if cls is not None else set()
+            return callees.pop() if len(callees) == 1 and None not in callees else None
+        if instance is not None and instance.kind == "annotated" and len(instance.names) == 1:
+            return instance.names[0]  # ``def save(c: Child)``
         if instance is None or instance.kind not in ("self", "built"):
             return None
         return instance.names[0]

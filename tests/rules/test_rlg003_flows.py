@@ -145,6 +145,43 @@ FLOWS = {
 
         out = json.dumps(stats(torch.arange(4.0)))
     """, "x.std()", "x.std().item()", "x.mean()", "x.mean().item()"),
+    "method of an attribute's class": ("""
+        class Tracker:
+            def __init__(self):
+                self.values = [torch.tensor(1.0)]
+
+            def summary(self):
+                return {"mean": torch.stack(self.values).mean()}
+
+        class Trainer:
+            def __init__(self):
+                self.tracker = Tracker()
+
+            def log(self):
+                return json.dumps(self.tracker.summary())
+
+        out = Trainer().log()
+    """, ".mean()}", ".mean().item()}"),
+    "method of an annotated parameter, inherited": ("""
+        class Base:
+            def stats(self):
+                return {"loss": torch.zeros(3).mean()}
+
+        class Child(Base):
+            pass
+
+        def save(c: Child):
+            return json.dumps(c.stats())
+
+        out = save(Child())
+    """, ".mean()}", ".mean().item()}"),
+    "lambda and functools.partial": ("""
+        import functools
+
+        mean = lambda x: x.mean()
+        half = functools.partial(torch.mul, other=0.5)
+        out = json.dumps({"m": mean(torch.ones(2)), "h": half(torch.ones(2))})
+    """, "x.mean()", "x.mean().item()", "half(torch.ones(2))}", "half(torch.ones(2)).tolist()}"),
     "mutation inside another function": ("""
         METRICS = {}
 
