@@ -447,6 +447,8 @@ class FileContext:
             kwargs = function.params.star_kwarg
             facts = self.facts.functions[qualname] = FunctionFacts(
                 qualname, self.path, _parameters(function, owner), kwargs.name.value if kwargs is not None else None)
+            facts.is_property = owner is not None and any(
+                self.qualname(d.decorator) in _PROPERTIES for d in function.decorators)
         return facts
 
     def record_flow(self, node: cst.Call) -> None:
@@ -701,10 +703,13 @@ def _opaque_function(function: cst.FunctionDef, ctx: FileContext) -> bool:
 
 
 # Decorators (bare or called) that leave what a call returns as the body returns it.
+_PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
+# Decorators (bare or called) that leave what a call returns as the body returns it (a property: what
+# reading the attribute gives, see ``FunctionFacts.is_property``).
 _TRANSPARENT_DECORATORS = frozenset({
     "builtins.staticmethod", "builtins.classmethod", "abc.abstractmethod", "functools.cache", "functools.lru_cache",
     "typing.override", "typing_extensions.override", "torch.no_grad", "torch.inference_mode",
-})
+}) | _PROPERTIES
 
 
 def _may_fall_through(body: cst.BaseSuite) -> bool:

@@ -79,7 +79,7 @@ class Returned(NamedTuple):
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
-    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "returns", "typed", "opaque")
+    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "returns", "typed", "opaque", "is_property")
 
     def __init__(self, qualname: str, path: str, params: tuple[str, ...] = (), kwargs: str | None = None) -> None:
         self.qualname = qualname
@@ -92,6 +92,7 @@ class FunctionFacts:
         # the first argument of ``callee``, a rule's sink (``Rule.sinks``), hold one. Otherwise it is passed
         # on as is to the project callable ``callee`` at that position or keyword ("**": as ``**kwargs``).
         self.flows: list[tuple[str, str, int | str | None]] = []
+        self.is_property = False  # a method read as an attribute (``@property``): ``obj.name`` gives its value
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
         # The value is not what the returns say: a generator, a coroutine, a decorator that may wrap it,

@@ -125,6 +125,7 @@ class Returns:
     qualname: str
     args: ArgKinds = ()
     chain: tuple[tuple[str, Shape, ArgKinds], ...] = ()
+    attribute: bool = False  # ``qualname`` is read as an attribute (a property), not called
 
 
 @dataclass(frozen=True)
@@ -275,6 +276,9 @@ def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> Leaf
 def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> ValueType | None:
     """What the call a ``Returns`` condition describes gives, asked of the complete index."""
     cls = index.get_class(condition.qualname, path)
+    function = index.get_function(condition.qualname, path) if cls is None else None
+    if function is not None and function.is_property != condition.attribute:
+        return None  # a property called, or a method read without calling it
     if cls is not None:
         value: ValueType | None = _project_instance(index, cls.qualname, cls.path)
     else:
@@ -310,12 +314,22 @@ def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
                args: tuple[tuple[int | str, str], ...], path: str) -> ValueType | None:
     """What ``value.method(...)`` (or ``value(...)`` for "()") gives: a project class's own method through
     the index (calling an ``nn.Module`` goes through ``forward``), else the API model."""
+    if method.startswith("."):  # an attribute read: a property of a project class
+        owner = index.method_owner(value.project, method[1:], near=path) if value.project is not None else None
+        function = index.get_function(f"{owner}.{method[1:]}", path) if owner is not None else None
+        if function is None or not function.is_property:
+            return None
+        kind = index.returned_kind(function.qualname, function.path)
+        return ValueType(kind) if kind is not None else None
     if value.project is not None:
         wanted = ("__call__", "forward") if method == "()" else (method,)
         for name in wanted:
             if name == "forward" and model().class_kind(value.cls or "") not in ("module", "tdmodule"):
                 continue
             owner = index.method_owner(value.project, name, near=path)
+            function = index.get_function(f"{owner}.{name}", path) if owner is not None else None
+            if function is not None and function.is_property:
+                return None  # calling what a property gives
             if owner is not None:
                 kind = index.returned_kind(f"{owner}.{name}", path, args=args)
                 return ValueType(kind) if kind is not None else None
@@ -827,6 +841,10 @@ class _Inference:
         if not isinstance(built, cst.Call):
             return None
         cls = self.ctx.callee(built)
+        if cls in _REPLACERS and built.args and built.args[0].keyword is None:  # ``replace(stats, loss=t)``
+            replaced = self.field_leaves(built.args[0].value, env, depth + 1, bindings, via)
+            return [*(replaced or []), *(leaf for arg in built.args[1:]
+                                         for leaf in self.leaves(arg.value, env, depth + 1, bindings, via, False, True))]
         if cls is None or not may_be_project(cls):
             return None
         found = [leaf for arg in built.args
@@ -1153,13 +1171,17 @@ class _Inference:
 
     def chained(self, typed: _Typed, method: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
         """A call on what a project call gives (``make_net()(x).mean()``): the index follows the chain."""
+        return self.chained_link(typed, (method, frozen_shape(node), self.arg_kinds(node, env, depth)))
+
+    def chained_link(self, typed: _Typed, link: tuple[str, Shape, ArgKinds]) -> _Typed:
+        """What a project call gives, followed by one more call or attribute read (``Returns.chain``)."""
         assert typed is not None
         conditions = [c for c in typed[1] if isinstance(c, Returns)]
         if len(conditions) != 1 or len(typed[1]) != 1 or len(conditions[0].chain) >= _MAX_CHAIN:
             return None
         first = conditions[0]
-        link = (method, frozen_shape(node), self.arg_kinds(node, env, depth))
-        return ValueType("returned"), frozenset({Returns(first.qualname, first.args, first.chain + (link,))})
+        return ValueType("returned"), frozenset({Returns(first.qualname, first.args, first.chain + (link,),
+                                                         first.attribute)})
 
     def own_call(self, value: ValueType, node: cst.Call, env: _Env, depth: int) -> _Typed:
         """Calling an instance of a project class of this file that defines ``__call__``, or an ``nn.Module``
@@ -1237,12 +1259,18 @@ class _Inference:
             cls = self.ctx.current_class
             if cls is None:
                 return None
-            if self.deferred:
-                return ValueType("tensor"), frozenset({TensorAttr(cls.qualname, attr)})
+            if self.deferred:  # an attribute the class assigns a tensor, or a property that gives one
+                return ValueType("tensor"), frozenset({TensorAttr(cls.qualname, attr),
+                                                       Returns(f"{cls.qualname}.{attr}", attribute=True)})
             return (ValueType("tensor"), _CERTAIN) if any(f.tensor for f in cls.attrs.get(attr, ())) else None
         name = node.attr.value
         inner = self.typed(node.value, env, depth + 1)
+        if inner is not None and inner[0].kind == "returned":  # ``Stats().summary``: the index reads on
+            return self.chained_link(inner, ("." + name, None, ()))
         if inner is None:
+            owner = self.project_instance(node.value, env) if self.deferred else None
+            if owner is not None and may_be_project(owner):  # ``stats.summary``: a property of a project class
+                return ValueType("returned"), frozenset({Returns(f"{owner}.{name}", attribute=True)})
             return None
         if inner[0].kind == "tensor" and self.model.attribute(TENSOR, name) == "tensor":
             return ValueType("tensor"), inner[1]
@@ -1356,6 +1384,8 @@ _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensord
 _DICT_CALLS = frozenset({"builtins.dict", "collections.OrderedDict"})
 # Methods of a dict that give its values (or (key, value) pairs) without changing it.
 _DICT_VIEWS = frozenset({"values", "items", "copy", "_asdict"})
+# Functions that give a copy of an instance with some fields replaced.
+_REPLACERS = frozenset({"dataclasses.replace", "attr.evolve", "attrs.evolve", "copy.replace"})
 # Functions whose result holds the fields of the instance they are given.
 _FIELD_READERS = frozenset({"dataclasses.asdict", "dataclasses.astuple", "attr.asdict", "attr.astuple",
                             "attrs.asdict", "attrs.astuple", "builtins.vars"})

@@ -182,6 +182,26 @@ FLOWS = {
         half = functools.partial(torch.mul, other=0.5)
         out = json.dumps({"m": mean(torch.ones(2)), "h": half(torch.ones(2))})
     """, "x.mean()", "x.mean().item()", "half(torch.ones(2))}", "half(torch.ones(2)).tolist()}"),
+    "property, and a method of plain values": ("""
+        class Stats:
+            @property
+            def summary(self):
+                return {"loss": torch.ones(2).mean()}
+
+            def plain(self):
+                return {"loss": 1.0}
+
+        stats = Stats()
+        out = json.dumps({"summary": stats.summary, "plain": stats.plain()})
+    """, ".mean()}", ".mean().item()}"),
+    "dataclasses.replace": ("""
+        @dataclass
+        class Row:
+            loss: float = 0.0
+
+        row = dataclasses.replace(Row(), loss=torch.ones(2).sum())
+        out = json.dumps(dataclasses.asdict(row))
+    """, ".sum()", ".sum().item()"),
     "mutation inside another function": ("""
         METRICS = {}
 
