@@ -6,8 +6,7 @@ import pytest
 
 from rlguard.engine.builtins_model import MODEL_PATH, builtin_results, mutation
 from rlguard.engine.generated import is_current
-
-builtins_model = pytest.importorskip("rlguard_dev.builtins_model")
+from rlguard_dev import builtins_model
 
 
 def test_the_shipped_model_is_what_the_stubs_give():
