@@ -16,14 +16,13 @@ from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, 
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.containers import assigned_item, augmented, container_kind, mutation_added
 from rlguard.engine.rule_info import declared_sinks
+from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
     annotated_tensors,
     is_tensor_valued,
     literal_item,
     literal_items,
     may_be_project,
-    parameters_reaching,
-    returned_value,
     type_alternatives,
 )
 

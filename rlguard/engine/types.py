@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 from collections.abc import Iterator
@@ -25,7 +24,6 @@ from rlguard.engine.containers import (
     term_args,
     value_kind,
 )
-from rlguard.engine.index import Returned
 from rlguard.engine.names import dotted_name
 
 if TYPE_CHECKING:
@@ -186,45 +184,6 @@ def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool 
     return _Inference(ctx, deferred).leaves(node, {}, 0, (), (), True, True)
 
 
-def parameters_reaching(payload: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...]) -> list[str]:
-    """The parameters of the function being walked that make ``payload`` hold tensors when given them
-    (a ``**kwargs`` parameter: a dict of tensors), where it holds none otherwise."""
-    inference = _Inference(ctx, deferred=False)
-    if any(leaf.certain for leaf in inference.leaves(payload, {}, 0, (), (), True, True)):
-        return []  # tensors whatever the arguments: the rule reports the call itself
-    found = []
-    for param, binding in _parameter_bindings(ctx, params):
-        with _assuming([(binding, "holds" if binding.opaque else "tensor")]):  # ``**kwargs`` is bound opaque
-            if any(leaf.certain for leaf in inference.leaves(payload, {}, 0, (), (), True, True)):
-                found.append(param)
-    return found
-
-
-def _parameter_bindings(ctx: FileContext, params: tuple[str, ...]) -> list[tuple[str, Binding]]:
-    """The bindings the parameters made on entry (a name rebound since reads its new value, and reaches
-    the parameter only through ``x = f(x)``), for the first few parameters."""
-    found = []
-    for param in params[:_MAX_SUMMARY_PARAMS]:
-        binding = ctx.lookup(param)
-        while binding is not None and binding.previous is not None:
-            binding = binding.previous
-        if binding is not None and binding.value is None and binding.iterated is None and binding.unpacked is None:
-            found.append((param, binding))
-    return found
-
-
-@contextmanager
-def _assuming(kinds: list[tuple[Binding, str]]) -> Iterator[None]:
-    """Parameters taken, for a while, to receive values of these kinds (``Binding.assumed``)."""
-    for binding, kind in kinds:
-        binding.assumed = kind
-    try:
-        yield
-    finally:
-        for binding, _ in kinds:
-            binding.assumed = None
-
-
 def argument_kinds(call: cst.Call, ctx: FileContext) -> tuple[tuple[int | str, str], ...]:
     """(position or keyword, kind) of the arguments of a call that are certainly tensors or TensorDicts."""
     return tuple((slot, kind) for slot, kind in _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
@@ -242,114 +201,6 @@ def is_tensor_valued(node: cst.BaseExpression, ctx: FileContext) -> bool:
     return any(leaf.certain for leaf in tensor_leaves(node, ctx))
 
 
-def condition_holds(condition: Condition, index: ProjectIndex, path: str) -> bool:
-    """Answer a ``Leaf.when`` condition against the complete project index."""
-    return condition_kind(condition, index, path) is not None
-
-
-def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> LeafKind | None:
-    """The leaf kind a part has when its ``Leaf.when`` condition holds in the complete index; None when it
-    does not hold."""
-    if isinstance(condition, TensorAttr):
-        facts = attr_facts(index, condition.cls, condition.attr, path)
-        holds = any(fact.tensor or _returns_tensors(index, fact.callee, path) for fact in facts)
-        return "tensor" if holds else None
-    if isinstance(condition, TorchMethod):
-        return "bulk" if index.method_owner(condition.cls, condition.method, near=path) is None else None
-    if isinstance(condition, AttrTorchMethod):
-        for fact in attr_facts(index, condition.cls, condition.attr, path):
-            if fact.callee is not None and (
-                _plain_state(fact.callee) or index.method_owner(fact.callee, condition.method, near=path) is not None
-            ):
-                return None
-        return "bulk"
-    if isinstance(condition, TensorFields):
-        for _, cls in index.ancestry(condition.cls, near=path):
-            if cls is not None and any(fact.tensor or _returns_tensors(index, fact.callee, cls.path)
-                                       for assigned in cls.attrs.values() for fact in assigned):
-                return "holds"
-        return None
-    value = returned_value_of(condition, index, path)
-    return _LEAF_KINDS.get(value.kind) if value is not None else None
-
-
-def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> ValueType | None:
-    """What the call a ``Returns`` condition describes gives, asked of the complete index."""
-    cls = index.get_class(condition.qualname, path)
-    function = index.get_function(condition.qualname, path) if cls is None else None
-    if function is not None and function.is_property != condition.attribute:
-        return None  # a property called, or a method read without calling it
-    if cls is not None:
-        value: ValueType | None = _project_instance(index, cls.qualname, cls.path)
-    else:
-        kind = index.returned_kind(condition.qualname, path, args=_known_args(condition.args, index, path))
-        value = ValueType(kind) if kind is not None else None
-    for method, shape, args in condition.chain:
-        if value is None:
-            return None
-        value = _then_call(index, value, method, shape, _known_args(args, index, path), path)
-    return value
-
-
-def _known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[int | str, str], ...]:
-    """The argument kinds, with what project calls give asked of the index (unknown ones left out)."""
-    known: list[tuple[int | str, str]] = []
-    for slot, kind in args:
-        if isinstance(kind, Returns):
-            value = returned_value_of(kind, index, path)
-            kind = _ARG_KINDS.get(value.kind, "") if value is not None else ""
-        if kind:
-            known.append((slot, kind))
-    return tuple(known)
-
-
-def _project_instance(index: ProjectIndex, qualname: str, path: str) -> ValueType:
-    """An instance of a project class: the first library class of its MRO the API model knows, if any."""
-    base = next((name for name, facts in index.ancestry(qualname, near=path)
-                 if facts is None and model().class_name(name) is not None), None)
-    return ValueType("object", model().class_name(base) if base is not None else None, qualname)
-
-
-def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
-               args: tuple[tuple[int | str, str], ...], path: str) -> ValueType | None:
-    """What ``value.method(...)`` (or ``value(...)`` for "()") gives: a project class's own method through
-    the index (calling an ``nn.Module`` goes through ``forward``), else the API model."""
-    if method.startswith("."):  # an attribute read: a property of a project class
-        owner = index.method_owner(value.project, method[1:], near=path) if value.project is not None else None
-        function = index.get_function(f"{owner}.{method[1:]}", path) if owner is not None else None
-        if function is None or not function.is_property:
-            return None
-        kind = index.returned_kind(function.qualname, function.path)
-        return ValueType(kind) if kind is not None else None
-    if value.project is not None:
-        wanted = ("__call__", "forward") if method == "()" else (method,)
-        for name in wanted:
-            if name == "forward" and model().class_kind(value.cls or "") not in ("module", "tdmodule"):
-                continue
-            owner = index.method_owner(value.project, name, near=path)
-            function = index.get_function(f"{owner}.{name}", path) if owner is not None else None
-            if function is not None and function.is_property:
-                return None  # calling what a property gives
-            if owner is not None:
-                kind = index.returned_kind(f"{owner}.{name}", path, args=args)
-                return ValueType(kind) if kind is not None else None
-    if method == _ARITHMETIC:  # a tensor stays one; other values are left unknown
-        return ValueType("tensor") if value.kind == "tensor" else None
-    call_shape_ = CallShape(shape[0], dict(shape[1])) if shape is not None else None
-    if method == "()":
-        if value.cls is None:
-            return None
-        spec = model().method(value.cls, "__call__") or model().method(value.cls, "forward")
-        kind = _kind_for_shape(spec, call_shape_)
-        return ValueType(kind) if kind is not None else None
-    return _method_value(value, method, call_shape_)
-
-
-def _returns_tensors(index: ProjectIndex, callee: str | None, path: str) -> bool:
-    """``self.w = init_weights()``: a project function whose every return is tensor-valued."""
-    return callee is not None and may_be_project(callee) and index.returned_kind(callee, path) in _HOLDS_TENSORS
-
-
 def may_be_project(qualname: str) -> bool:
     """A callable that may be the project's own: not a builtin, nor of the standard library or a
     library the API model covers (those are typed by the model, or unknown)."""
@@ -358,41 +209,6 @@ def may_be_project(qualname: str) -> bool:
 
 
 _NOT_PROJECT = frozenset({"builtins", "torch", "tensordict", "torchrl", "numpy", "typing_extensions"})
-
-
-def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...] = ()) -> Returned:
-    """What a ``return`` gives, typed in the function's own scope (``FunctionFacts.typed``): its kind,
-    "holds" for a container holding tensors, and the class it is an instance of (or the project
-    callable whose result it is, which the index follows). When the kind is unknown, what it is when
-    one of ``params`` is given a tensor or a TensorDict (``Returned.given``)."""
-    inference = _Inference(ctx, deferred=False)
-    kind = _returned_kind(inference, node, {})
-    given: tuple[tuple[str, str, str], ...] = ()
-    considered = _parameter_bindings(ctx, params) if kind is None else []
-    for assumed in SUMMARY_KINDS if considered else ():
-        # One pass with every parameter given the kind first: most returns hold no tensor even then.
-        with _assuming([(binding, assumed) for _, binding in considered]):
-            if _returned_kind(inference, node, {}) not in _HOLDS_TENSORS:
-                continue
-        for param, binding in considered:
-            with _assuming([(binding, assumed)]):
-                found = _returned_kind(inference, node, {})
-            if found in _HOLDS_TENSORS:
-                given += ((param, assumed, found),)
-    return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given)
-
-
-_MAX_SUMMARY_PARAMS = 8
-
-
-def _returned_kind(inference: _Inference, node: cst.BaseExpression, env: _Env) -> str | None:
-    typed = inference.typed(node, env, 0)
-    if typed is not None and not typed[1]:
-        return typed[0].kind
-    if inference.is_new_container(inference.ctx.value_of(node)) and any(
-            leaf.certain for leaf in inference.leaves(node, env, 0, (), (), True, True)):
-        return "holds"
-    return None
 
 
 # Methods of a TensorDict that give a TensorDict on the same device as the receiver (None stays None).

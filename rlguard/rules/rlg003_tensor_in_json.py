@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
+from rlguard.engine.conditions import condition_kind
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
@@ -18,7 +19,6 @@ from rlguard.engine.types import (
     Leaf,
     TorchMethod,
     argument_kinds,
-    condition_kind,
     may_be_project,
     has_star_kwargs,
     is_none,
@@ -38,7 +38,7 @@ _SAVE = "save tensors with `torch.save` and keep JSON for plain values"
 @dataclass(frozen=True)
 class TensorLeaf(Requirement):
     """A part of the encoded value (``part``, as a message names it) is tensor-valued when the index
-    confirms ``condition``; the index also says of which kind (see ``engine.types.condition_kind``)."""
+    confirms ``condition``; the index also says of which kind (see ``engine.conditions.condition_kind``)."""
 
     part: str
     condition: Condition

@@ -1,7 +1,7 @@
 """The index's answers about what project functions and methods return (``FunctionFacts.typed``):
 ``built_class``, ``returned_kind``, methods found through the MRO, and the order of a factory.
 
-Rules read these through ``ProjectIndex.mro`` and ``engine.types.condition_kind``; here the answers
+Rules read these through ``ProjectIndex.mro`` and ``engine.conditions.condition_kind``; here the answers
 themselves are pinned, with the guards against recursion and cycles.
 """
 
