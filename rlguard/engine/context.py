@@ -7,6 +7,7 @@ instead of re-deriving it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, NamedTuple
 from collections.abc import Mapping, Sequence
 
@@ -123,6 +124,7 @@ class FileContext:
         self.scopes: list[Scope] = [Scope("module", None)]
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
+        self._conditional_nodes: dict[int, set[int]] = {}  # by id of the function (see ``_conditional``)
 
     # ----- queries for rules -----
     @property
@@ -462,10 +464,28 @@ class FileContext:
         if callee is None:
             return
         sinks = declared_sinks()
+        if callee not in sinks and not may_be_project(callee):
+            return
+        if id(node) in self._conditional(self.scopes[-1].node):  # a branch or loop may not run it
+            return
         if callee in sinks:
             self._record_sink(node, callee, sinks[callee])
-        elif may_be_project(callee):
+        else:
             self._record_forwards(node, callee)
+
+    def _conditional(self, function: cst.CSTNode | None) -> set[int]:
+        """Ids of the nodes of a function that run only on some paths: under ``if``, ``for``, ``while``,
+        ``try`` or ``match`` (computed once per function, when it first calls a sink or the project)."""
+        from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
+
+        if function is None:
+            return set()
+        found = self._conditional_nodes.get(id(function))
+        if found is None:
+            found = self._conditional_nodes[id(function)] = {
+                id(node) for statement in iter_nodes(function.body)  # type: ignore[attr-defined]
+                if isinstance(statement, _branching()) for node in iter_nodes(statement)}
+        return found
 
     def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...]) -> None:
         if any(arg.star for arg in node.args) or any(
@@ -703,6 +723,12 @@ def _opaque_function(function: cst.FunctionDef, ctx: FileContext) -> bool:
 
 # Decorators (bare or called) that leave what a call returns as the body returns it.
 _PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
+
+
+@cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
+def _branching() -> tuple[type, ...]:
+    """Statements whose body runs on some paths only."""
+    return (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
 # Decorators (bare or called) that leave what a call returns as the body returns it (a property: what
 # reading the attribute gives, see ``FunctionFacts.is_property``).
 _TRANSPARENT_DECORATORS = frozenset({

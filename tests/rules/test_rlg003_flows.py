@@ -402,3 +402,20 @@ def test_near_misses_of_the_summaries(body):
     source = HEADER + body
     assert _rlg003(source) == []
     json.loads(_run(source)["out"])
+
+
+def test_a_function_that_dumps_its_argument_on_some_paths_only_is_not_reported_at_the_call():
+    source = HEADER + textwrap.dedent("""
+        def log(x, as_json=False):
+            if as_json:
+                return json.dumps({"x": x})
+            return x
+
+        def each(values):
+            for value in values:
+                log(value, as_json=True)
+
+        out = json.dumps(float(log(torch.ones(()))))
+    """)
+    assert _rlg003(source) == []
+    json.loads(_run(source)["out"])
