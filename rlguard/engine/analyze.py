@@ -46,6 +46,9 @@ class Settings(NamedTuple):
     # Vendored copies of torchrl or tensordict checked in this run (``include-vendored``): their files
     # are judged at the copy's own version, and never rewritten.
     libraries: tuple[LibraryTree, ...] = ()
+    # Every known rule's sinks (``Rule.sinks``), selected or not: the facts kept about them are then the
+    # same in every run. They come from the catalog, which the cache's code stamp covers.
+    sinks: Mapping[str, tuple[str, ...]] = {}
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr((self.codes, self.target, self.oldest, sorted((k, sorted(v.items())) for k, v in self.options.items()),
@@ -216,7 +219,7 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
 
     module_name, is_package = module_name_for(path)
     tree, target, oldest = settings.versions_for(path)
-    ctx = FileContext(path, module_name, is_package, target, settings.options, index, oldest=oldest)
+    ctx = FileContext(path, module_name, is_package, target, settings.options, index, oldest=oldest, sinks=settings.sinks)
     ctx.declare_definitions(module)
     rules = [settings.rules[code].load()(ctx) for code in codes if tree is None or settings.rules[code].applies_to(target)]
     on_visit, on_leave = bookkeeping(ctx)

@@ -73,16 +73,28 @@ class Returned(NamedTuple):
     built: str | None = None
     # The value is a TensorDict built in this function with no device (see ``engine.types.unplaced_tensordict``).
     unplaced: bool = False
+    # When ``kind`` is unknown: (parameter, kind it is given, kind the value then has), for the parameters
+    # that decide it (``return (pred - target).pow(2).mean()`` is a tensor when ``pred`` is one).
+    given: tuple[tuple[str, str, str], ...] = ()
 
 
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
-    __slots__ = ("qualname", "path", "returns", "typed", "opaque")
+    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "returns", "typed", "opaque", "is_property")
 
-    def __init__(self, qualname: str, path: str) -> None:
+    def __init__(self, qualname: str, path: str, params: tuple[str, ...] = (), kwargs: str | None = None) -> None:
         self.qualname = qualname
         self.path = path
+        # The parameters a call's positional arguments fill, in order (a method's ``self`` left out),
+        # then the keyword-only ones; and the ``**kwargs`` parameter, which takes the other keywords.
+        self.params = params
+        self.kwargs = kwargs
+        # Where parameters go: (parameter, callee, slot). Slot None: the parameter, given a tensor, makes
+        # the first argument of ``callee``, a rule's sink (``Rule.sinks``), hold one. Otherwise it is passed
+        # on as is to the project callable ``callee`` at that position or keyword ("**": as ``**kwargs``).
+        self.flows: list[tuple[str, str, int | str | None]] = []
+        self.is_property = False  # a method read as an attribute (``@property``): ``obj.name`` gives its value
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
         # The value is not what the returns say: a generator, a coroutine, a decorator that may wrap it,
@@ -214,11 +226,34 @@ class ProjectIndex:
             return None  # a project function whose result is unknown
         return inner or (cls, function.path)
 
-    def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> str | None:
-        """The value kind (engine.types) every ``return`` of the project function or method gives;
-        None when any return is unknown or they differ (recursion and cycles count as unknown)."""
-        kinds = self._every_return(qualname, near, seen, lambda _, returned: returned.kind, self.returned_kind)
+    def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = (),
+                      args: tuple[tuple[int | str, str], ...] = ()) -> str | None:
+        """The value kind (engine.types) every ``return`` of the project function or method gives, for a
+        call passing ``args`` ((position or keyword, kind) of the arguments whose kind is known); None when
+        any return is unknown or they differ (recursion and cycles count as unknown)."""
+        kinds = self._every_return(qualname, near, seen, lambda function, returned: _given_kind(
+            function, returned, args), self.returned_kind)
         return kinds[0] if kinds and len(set(kinds)) == 1 else None
+
+    def reaches_sink(self, qualname: str, args: tuple[tuple[int | str, str], ...], near: str = "",
+                     seen: tuple[str, ...] = ()) -> tuple[int | str, str] | None:
+        """(the argument, the sink) when an argument a call of the project function or method passes
+        (``args``: position or keyword, kind) reaches a rule's sink inside it, or in what it calls."""
+        function = self.get_function(qualname, near)
+        if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
+            return None
+        for slot, kind in args:
+            param = _parameter(function, slot)
+            for name, callee, onward in function.flows:
+                if name != param:
+                    continue
+                if onward is None:
+                    return slot, callee
+                passed = slot if onward == "**" else onward
+                found = self.reaches_sink(callee, ((passed, kind),), function.path, seen + (function.qualname,))
+                if found is not None:
+                    return slot, found[1]
+        return None
 
     def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:
         """The project function that builds the TensorDict with no device that every ``return`` of the
@@ -340,3 +375,23 @@ class ProjectIndex:
             del self._unindexed[path]
             self._file(path)
         return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
+
+
+def _parameter(function: FunctionFacts, slot: int | str) -> str | None:
+    """The parameter an argument fills: by position, by keyword, or ``**kwargs`` for another keyword."""
+    if isinstance(slot, int):
+        return function.params[slot] if slot < len(function.params) else None
+    return slot if slot in function.params else function.kwargs
+
+
+def _given_kind(function: FunctionFacts, returned: Returned, args: tuple[tuple[int | str, str], ...]) -> str | None:
+    """What one ``return`` gives: its kind, else what its summary says for the arguments a call passes."""
+    if returned.kind is not None or not returned.given:
+        return returned.kind
+    for slot, kind in args:
+        param = _parameter(function, slot)
+        for name, assumed, result in returned.given:
+            if name == param and assumed == kind:
+                return result
+    return None
+

@@ -73,6 +73,10 @@ class Rule:
     # True only for the rule that removes compatibility code for versions the pin no longer admits:
     # every other rule's fix is withheld inside a branch that runs on other torchrl versions.
     rewrites_compat_code: ClassVar[bool] = False
+    # Calls whose first argument must hold nothing the rule looks for (qualified name -> keywords that
+    # make such a call safe, ``default=`` for a JSON encoder). The engine summarises which parameters of
+    # each function reach one (``FunctionFacts.flows``), so a rule can judge what a caller passes.
+    sinks: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
 

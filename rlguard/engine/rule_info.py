@@ -14,6 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rlguard.engine.prefilter import TokenGroups
     from rlguard.engine.rule_api import Rule
 
@@ -35,18 +37,19 @@ class RuleInfo:
     """
 
     __slots__ = ("code", "name", "summary", "options", "min_target", "token_steps", "class_roots", "class_group",
-                 "module", "qualname", "library_copies")
+                 "module", "qualname", "library_copies", "sinks")
 
     def __init__(self, code: str, name: str, summary: str, options: tuple[Option, ...],
                  min_target: tuple[int, ...] | None, token_steps: tuple[tuple[tuple[int, ...], TokenGroups], ...],
                  class_roots: frozenset[str], class_group: int, module: str, qualname: str,
-                 library_copies: bool = True) -> None:
+                 library_copies: bool = True, sinks: dict[str, tuple[str, ...]] | None = None) -> None:
         self.code, self.name, self.summary, self.options = code, name, summary, options
         self.min_target, self.class_roots, self.class_group = min_target, class_roots, class_group
         # (lowest target, groups) pairs in ascending order: the pre-filter groups from that version on.
         self.token_steps = token_steps
         self.module, self.qualname = module, qualname
         self.library_copies = library_copies  # False: never run in a copy of torchrl or tensordict
+        self.sinks = sinks or {}  # see ``Rule.sinks``
 
     def __repr__(self) -> str:
         return f"RuleInfo({self.code} {self.name})"
@@ -70,3 +73,9 @@ class RuleInfo:
         if rule.code != self.code:
             raise ImportError(f"the rule catalog is stale: {self.module}.{self.qualname} is {rule.code}, not {self.code}")
         return rule
+
+
+def declared_sinks(rules: Iterable[RuleInfo]) -> dict[str, tuple[str, ...]]:
+    """The sinks (``Rule.sinks``) of every rule the configuration knows, whatever rules a run selects:
+    the facts the engine keeps about them are then the same in every run, so the cache serves any selection."""
+    return {name: escapes for rule in rules for name, escapes in rule.sinks.items()}

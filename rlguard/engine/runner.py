@@ -23,6 +23,7 @@ from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.libraries import LibraryTree, partition, skip_notes
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
+from rlguard.engine.rule_info import declared_sinks
 from rlguard.engine.standing import matches, standing, unused_findings
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
@@ -65,7 +66,7 @@ def build_settings(config: Config, codes: Sequence[str], target: Target, sources
         for code in codes if (rule := rules[code]).class_roots
     }
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
-                    {code: rules[code] for code in codes}, target.lowest, libraries)
+                    {code: rules[code] for code in codes}, target.lowest, libraries, declared_sinks(rules.values()))
 
 
 class Project:

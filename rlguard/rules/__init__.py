@@ -45,6 +45,7 @@ def _info(entry: dict[str, Any]) -> RuleInfo:
         token_steps=tuple((tuple(since), tuple(tuple(_token(t) for t in group) for group in groups)) for since, groups in entry["tokens"]),
         class_roots=frozenset(entry["class_roots"]), class_group=entry["class_group"],
         module=f"{__name__}.{entry['module']}", qualname=entry["class"], library_copies=entry["library_copies"],
+        sinks={name: tuple(escapes) for name, escapes in entry.get("sinks", {}).items()},
     )
 
 
@@ -66,7 +67,7 @@ def read_catalog(path: str = CATALOG_FILE) -> tuple[RuleInfo, ...]:
 
 _ENTRIES = _entries(CATALOG_FILE)
 CATALOG: dict[str, RuleInfo] = {entry["code"]: _info(entry) for entry in _ENTRIES}
-# A rule merged in before its texts were generated still loads, so the generator can run to add them
+# A rule merged in before its texts and sinks were generated still loads, so the generator can run to add them
 # (the catalog's staleness test fails until it has).
 TEXTS: dict[str, RuleText] = {entry["code"]: RuleText(entry.get("description", ""), entry.get("page", "")) for entry in _ENTRIES}
 

@@ -1,0 +1,135 @@
+"""Containers in the value model: what a list, tuple, set or dict holds, and what iterating one binds.
+
+A container's items are read from where it is built (literals, comprehensions, ``dict(...)``, ``list(...)``,
+``*``/``**`` unpacking) and from the mutations made after (``Added``: ``d[k] = v``, ``.append``,
+``.extend``, ``.update``, ``+=``). What built-in functions do with items (``max``, ``sorted``, ``zip``,
+``enumerate``, ...) and which container methods add items come from typeshed's stubs, generated into
+``builtins_model.json``. An item is known only when every item is: one unknown item leaves it unknown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlguard.engine.lazy import cst
+
+from rlguard.engine.builtins_model import Term, builtin_results, mutation
+
+if TYPE_CHECKING:
+    from rlguard.engine.context import Added, FileContext
+
+# Kinds of the API model whose items are tensors, and what one item is.
+_ITEM_OF_KIND = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed", "td_iter": "tensordict"}
+# Kinds a dict's values have, for kinds that are dicts.
+_VALUE_OF_KIND = {"bulk": "tensor", "tensordict": "entry", "losses": "mixed"}
+_CONTAINER_BUILTINS = {"builtins.dict": "dict", "builtins.list": "list", "builtins.set": "set",
+                       "builtins.tuple": "tuple", "builtins.frozenset": "set", "collections.OrderedDict": "dict",
+                       "collections.defaultdict": "dict"}
+_CONTAINER_NAMES = frozenset(name.rpartition(".")[2] for name in _CONTAINER_BUILTINS)
+
+
+def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | None:
+    """"list", "dict", "set" or "tuple" for an expression that builds a new container of that type: a
+    literal, a comprehension, or a call of the type (``dict()``, ``list(xs)``, ``OrderedDict()``)."""
+    if isinstance(node, (cst.List, cst.ListComp)):
+        return "list"
+    if isinstance(node, (cst.Dict, cst.DictComp)):
+        return "dict"
+    if isinstance(node, (cst.Set, cst.SetComp)):
+        return "set"
+    if isinstance(node, cst.Tuple):
+        return "tuple"
+    if isinstance(node, cst.Call):
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if last not in _CONTAINER_NAMES:  # most calls: no need to resolve the name
+            return None
+        return _CONTAINER_BUILTINS.get(ctx.callee(node) or "")
+    return None
+
+
+def mutation_added(kind: str, method: str, call: cst.Call) -> list[Added]:
+    """The values ``container.method(...)`` adds to a container of ``kind`` (from typeshed's stubs)."""
+    from rlguard.engine.context import Added  # context imports the value model at load time
+
+    if any(arg.star for arg in call.args):
+        return []
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    added = []
+    for entry in mutation(kind, method):
+        if entry[0] == "keywords":
+            added += [Added(arg.value) for arg in call.args if arg.keyword is not None]
+        elif entry[1] == "*":
+            added += [Added(value, spread=True) for value in positional]
+        elif entry[1] < len(positional):
+            added.append(Added(positional[entry[1]], spread=entry[0] == "spread"))
+    return added
+
+
+def assigned_item(kind: str, target: cst.Subscript, value: cst.BaseExpression) -> Added | None:
+    """``container[key] = value``: the value the container gains (each item of it for a slice)."""
+    from rlguard.engine.context import Added
+
+    entries = mutation(kind, "__setitem__")
+    is_slice = any(isinstance(element.slice, cst.Slice) for element in target.slice)
+    wanted = "spread" if is_slice else "item"
+    return Added(value, spread=is_slice) if any(entry[0] == wanted for entry in entries) else None
+
+
+def augmented(kind: str, operator: cst.BaseAugOp, value: cst.BaseExpression) -> Added | None:
+    """``container += value`` (``|=`` for dicts): the values it gains, or None for another operator."""
+    from rlguard.engine.context import Added
+
+    method = {cst.AddAssign: "__iadd__", cst.BitOrAssign: "__ior__"}.get(type(operator))
+    if method is None:
+        return None
+    return Added(value, spread=True) if mutation(kind, method) else None
+
+
+def builtin_terms(qualname: str, call: cst.Call) -> list[Term | None] | None:
+    """The typeshed terms of a built-in function's call; None for any other call, or one whose
+    ``*args`` hides what it passes."""
+    if not qualname.startswith("builtins.") or any(arg.star for arg in call.args):
+        return None
+    positional = sum(1 for arg in call.args if arg.keyword is None)
+    keywords = frozenset(arg.keyword.value for arg in call.args if arg.keyword is not None)
+    terms = builtin_results(qualname[len("builtins."):], positional, keywords)
+    return terms or None
+
+
+def term_args(term: Term, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments an ``["arg", [positions]]`` term may be."""
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    chosen = []
+    for position in term[1]:
+        if position == "*":
+            chosen += positional[max(p for p in term[1] if p != "*") + 1:]
+        elif position < len(positional):
+            chosen.append(positional[position])
+    return chosen
+
+
+def positional_arg(call: cst.Call, position: int) -> cst.BaseExpression | None:
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    return positional[position] if position < len(positional) else None
+
+
+def item_kind(kind: str) -> str | None:
+    """What one item of a value of an API-model kind is."""
+    return _ITEM_OF_KIND.get(kind)
+
+
+def value_kind(kind: str) -> str | None:
+    """What one value of a dict of an API-model kind is (``state_dict()``: tensors)."""
+    return _VALUE_OF_KIND.get(kind)
+
+
+def combined_kind(kinds: list[Any]) -> str | None:
+    """One kind for items of these kinds: theirs when they agree, "mixed" when all hold tensors, else None."""
+    from rlguard.engine.types import holds_tensors_kind
+
+    if not kinds or any(kind is None for kind in kinds):
+        return None
+    if all(kind == kinds[0] for kind in kinds):
+        return kinds[0]
+    return "mixed" if all(holds_tensors_kind(kind) for kind in kinds) else None
