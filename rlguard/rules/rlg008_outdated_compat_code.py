@@ -133,7 +133,8 @@ class OutdatedCompatCode(Rule):
                 what = f"its `{label}` branch runs only on torchrl {last} and older"
             else:  # ``if`` without ``else``: the condition alone is outdated
                 what = f"its condition fails only on torchrl {last} and older"
-            message = f"outdated {_KINDS[guard.kind]}: {what}, and the pin admits no torchrl older than {lowest}"
+            message = f"outdated {_KINDS[guard.kind]}: {what}"
+            remedy = f"the pin admits no torchrl older than {lowest}: keep only the branch that runs"
             label, statements = live[0], live[1]
             # ``elif``: the next test of the chain may be decided on every admitted release too.
             while len(statements) == 1 and id(statements[0]) in guards:
@@ -141,7 +142,7 @@ class OutdatedCompatCode(Rule):
                 if inner is None:
                     break
                 label, statements = inner[0], inner[1]
-            self.report(_anchor(guard, dead[0][1]), message, remedy="keep only the branch that runs",
+            self.report(_anchor(guard, dead[0][1]), message, remedy=remedy,
                         fix=_keep(guard, label, statements))
 
 

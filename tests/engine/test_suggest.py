@@ -22,9 +22,9 @@ def test_config_keys(word, meant):
     ("RLG_001", "(did you mean 'RLG001'?)"),
     ("rlg-006", "(did you mean 'RLG006'?)"),
     ("RLG0010", "(did you mean 'RLG001'?)"),
-    ("ALLL", "(did you mean 'ALL'?)"),
-    # Equally close to several codes, or close to none: no guess (these used to get RLG998 and RLG100).
-    ("RLG08", None), ("RLG010", None), ("E501", None),
+    ("ALLL", "(did you mean 'ALL'?)"), ("RLG08", "(did you mean 'RLG008'?)"),
+    # Equally close to several codes, or close to none: no guess (RLG010 used to get RLG100).
+    ("RLG010", None), ("E501", None),
 ])
 def test_rule_codes(code, hint):
     with pytest.raises(ConfigError) as error:
