@@ -1065,6 +1065,8 @@ class _Inference:
         inner = self.typed(node.value, env, depth + 1)
         if inner is None:
             return None
+        if any(isinstance(element.slice, cst.Slice) for element in node.slice):
+            return inner  # a slice keeps what it slices: a list's is a list, a tensor's a tensor
         element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
                    "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None

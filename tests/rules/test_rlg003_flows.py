@@ -26,6 +26,11 @@ HEADER = "import dataclasses\nimport json\nfrom dataclasses import dataclass\n\n
 
 # name -> (program defining ``out`` with json.dumps, the same program with a conversion inserted)
 FLOWS = {
+    "a slice of a sorted list of tensors": ("""
+        returns = [torch.tensor(float(i)) for i in range(5)]
+        out = json.dumps({"best": max(returns), "top3": sorted(returns, reverse=True)[:3]})
+    """, "max(returns)", "max(returns).item()", "sorted(returns, reverse=True)[:3]",
+        "[r.item() for r in sorted(returns, reverse=True)[:3]]"),
     "helper dict spread with **": ("""
         def summarize(batch):
             rewards = batch["next", "reward"]
