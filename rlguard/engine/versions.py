@@ -85,6 +85,12 @@ def exists(qualname: str, version: Version) -> bool:
     return version >= since.get(qualname, (0, 0, 0)) and version < until.get(qualname, (10**6,))
 
 
+def _leaves(statements: Sequence[cst.BaseStatement]) -> bool:
+    """Whether a block always leaves the block around it: it ends in ``return``, ``raise``, ``continue`` or ``break``."""
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
 def _library(qualname: str | None) -> bool:
     return qualname is not None and qualname.split(".")[0] in LIBRARIES
 
@@ -158,9 +164,12 @@ class VersionMap:
 
     # ----- building -----
     def _statements(self, body: Sequence[cst.BaseStatement], within: Branch) -> None:
-        for statement in body:
+        for position, statement in enumerate(body):
             if isinstance(statement, cst.If):
-                self._if(statement, body, within)
+                after = self._if(statement, body, within)
+                if after is not None:  # ``if guard: return ...``: the rest of the block is its ``else``
+                    self._add(body[position + 1:], after)
+                    return
             elif isinstance(statement, cst.Try):
                 self._try(statement, body, within)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.With, cst.For, cst.While)):
@@ -173,19 +182,22 @@ class VersionMap:
             self._blocks.append((statements, branch))
         self._statements(statements, branch)
 
-    def _if(self, node: cst.If, parent: Sequence[cst.BaseStatement], within: Branch) -> None:
+    def _if(self, node: cst.If, parent: Sequence[cst.BaseStatement], within: Branch) -> Branch | None:
+        """Map the branches of ``node``; when it decides on the version and its body always leaves the
+        block (``return``, ``raise``, ``continue``, ``break``) with no ``else``, the branch that the
+        statements after it run in."""
         orelse = node.orelse
         rest: Sequence[cst.BaseStatement] = () if orelse is None else (orelse,) if isinstance(orelse, cst.If) \
             else block_statements(orelse.body)
         if self._type_checking(node.test):
             self._add(block_statements(node.body), within._replace(kind="type-checking", guard=node, handlers=()))
             self._add(rest, within)
-            return
+            return None
         test = self._condition(node.test)
         if test is None:
             self._add(block_statements(node.body), within)
             self._add(rest, within)
-            return
+            return None
         kind, holds = test
         outer = within.runs
         yes: Predicate = lambda v: outer(v) and holds(v)  # noqa: E731
@@ -193,6 +205,7 @@ class VersionMap:
         self.guards.append(Guard(node, kind, (("if", block_statements(node.body), yes), ("else", rest, no)), parent))
         self._add(block_statements(node.body), Branch(yes, kind, node, True))
         self._add(rest, Branch(no, kind, node, True))
+        return Branch(no, kind, node, True) if orelse is None and _leaves(block_statements(node.body)) else None
 
     def _try(self, node: cst.Try, parent: Sequence[cst.BaseStatement], within: Branch) -> None:
         body = block_statements(node.body)

@@ -65,6 +65,17 @@ def test_a_gate_in_a_function_and_a_try_else():
     assert _lines(shim) == [7]  # the else runs where the try body imported fine: on 0.14 too
 
 
+def test_after_an_early_exit_the_rest_of_the_block_is_the_else_branch():
+    guard = ("import torchrl.data as data\ndef make():\n    if hasattr(data, 'Unbounded'):\n        return data.Unbounded(3)\n"
+             "    return data.UnboundedContinuousTensorSpec(3)\n")
+    one_line = guard.replace(":\n        return", ": return")
+    loop = (V + "for step in range(3):\n    if TORCHRL >= Version('0.11'):\n        continue\n"
+            "    from torchrl.data import CompositeSpec\n")
+    assert _lines(guard) == _lines(one_line) == _lines(loop) == []
+    # Without the exit, the statement after the guard runs on every release: flagged.
+    assert _lines(guard.replace("return data.Unbounded(3)", "spec = data.Unbounded(3)")) == [5]
+
+
 def test_conditions_that_do_not_read_a_library_version_are_no_gates():
     for test in ("numpy.__version__ < '2'", "os.environ.get('OLD')", "sys.version_info < (3, 10)", "False"):
         source = f"import numpy, os, sys\nif {test}:\n    from torchrl.data import CompositeSpec\n"
