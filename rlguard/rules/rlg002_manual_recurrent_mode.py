@@ -67,6 +67,14 @@ class RecurrentSuper(Requirement):
 
     qualname: str
 
+
+@dataclass(frozen=True)
+class NoImportedOwnMethod(Requirement):
+    """A receiver of unknown type counts as recurrent only if none of ``imported`` (the project names
+    the file imports) is a class with its own ``set_recurrent_mode``: the receiver may be one of them."""
+
+    imported: tuple[str, ...]
+
 HOW_REMOVE = ("delete the call: before torchrl 0.8 it returned a recurrent copy and left `{recv}` unchanged, so it did "
               "nothing; if whole sequences were meant, run those calls inside `with set_recurrent_mode(True):` "
               "(from torchrl.modules)")
@@ -436,7 +444,9 @@ class ManualRecurrentMode(Rule):
             kind, args, _ = verdict
             if kind == "unknown" and not fallback:
                 continue
-            if kind == "class":
+            if kind == "unknown":
+                site = site._replace(requires=(NoImportedOwnMethod(self._imported_project_names()),))
+            elif kind == "class":
                 site = site._replace(requires=(RecurrentClass(args[0], fallback),))
             elif kind == "attr":
                 site = site._replace(requires=(RecurrentAttr(args[0], args[1], fallback),))
@@ -452,6 +462,9 @@ class ManualRecurrentMode(Rule):
             remedy = what + HOWTO[plan.remedy].replace("{recv}", short_text(site.receiver, 40))
             self.report(site.call, self._message(site), remedy=remedy, fix=plan.fix, requires=site.requires,
                         breaks=self._breaks())
+
+    def _imported_project_names(self) -> tuple[str, ...]:
+        return tuple(sorted({q for q in self.ctx.imports.names.values() if not q.startswith(LIBRARY_PREFIXES)}))
 
     def _knowledge(self) -> planner.Knowledge:
         return planner.Knowledge(self.ctx.imports.resolve, RECURRENT_CONTEXT_MANAGERS, is_torchrl_loss,
@@ -481,6 +494,10 @@ class ManualRecurrentMode(Rule):
         elif isinstance(requirement, RecurrentSuper):
             verdict, what = _class_verdict(index, requirement.qualname, path, skip_self=True)
             fallback = False
+        elif isinstance(requirement, NoImportedOwnMethod):
+            owners = [q for q in requirement.imported if index.get_class(q, path) is not None
+                      and index.method_owner(q, METHOD, path) is not None]
+            return None if owners else {"what": ""}
         else:
             return super().resolve(requirement, index, path, options)
         if verdict == "yes":
