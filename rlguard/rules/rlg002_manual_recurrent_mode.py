@@ -104,7 +104,7 @@ class ManualRecurrentMode(Rule):
         "annotated with them, instances of user subclasses (in any linted file) that do not define the "
         "method themselves, and `super().set_recurrent_mode(...)` inside such subclasses. When the type "
         "of the receiver is unknown, the call is reported if the file imports `LSTMModule` or "
-        "`GRUModule` (and defines no class with its own `set_recurrent_mode`).\n\n"
+        "`GRUModule` (and neither defines nor imports from the project a class with its own `set_recurrent_mode`).\n\n"
         "The context manager and decorator `set_recurrent_mode(...)` from `torchrl.modules`, under any "
         "alias, is not a finding; neither is a user class's own method of that name, nor calls on "
         "instances of such a class. The rule applies from torchrl 0.7, where the context manager "
