@@ -346,7 +346,11 @@ class FileContext:
         return self._versions
 
     def _module_value(self, name: str) -> cst.BaseExpression | None:
+        """What a module-level name was bound to; ``major, minor = expr`` gives ``expr[0]`` for ``major``."""
         binding = self.scopes[0].bindings.get(name)
+        if binding is not None and binding.unpacked is not None:
+            unpacked, position = binding.unpacked
+            return cst.Subscript(unpacked, [cst.SubscriptElement(cst.Index(cst.Integer(str(position))))])
         return binding.value if binding is not None and not binding.opaque else None
 
     # ----- updates, called by the traversal -----

@@ -468,6 +468,10 @@ class _Evaluator:
         self.sources.add("version")
         return _text
 
+    def _GeneratorExp(self, node: cst.GeneratorExp) -> _Value | None:
+        """``(int(x) for x in version.split("."))``, as unpacking into names reads it: a tuple."""
+        return self._conversion("tuple", node)
+
     def _Subscript(self, node: cst.Subscript) -> _Value | None:
         inner = self.value(node.value)
         if inner is None or len(node.slice) != 1:

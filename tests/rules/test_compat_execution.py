@@ -61,6 +61,10 @@ SILENT = {
         "TORCHRL = tuple(int(x) for x in version('torchrl').split('.')[:2])\n"
         "if TORCHRL < (0, 13):\n    from torchrl.collectors import SyncDataCollector as Collector\n    " + OLD +
         "else:\n    from torchrl.collectors import Collector\n    " + NEW, "new", "old"),
+    "version numbers unpacked into names": (
+        "import tensordict\nMAJOR, MINOR = (int(x) for x in tensordict.__version__.split('.')[:2])\n"
+        "if (MAJOR, MINOR) < (0, 11):\n    from torchrl.data import CompositeSpec as Composite\n    " + OLD +
+        "else:\n    from torchrl.data import Composite\n    " + NEW, "new", "old"),
     "tensordict minor number gate": (
         "import tensordict\nif int(tensordict.__version__.split('.')[1]) >= 11:\n"
         "    from torchrl.data import Composite\n    " + NEW +
