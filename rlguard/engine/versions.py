@@ -131,7 +131,7 @@ class VersionMap:
         self._imports, self._bindings = imports, bindings
         self.oldest, self.newest = _padded(oldest), _padded(newest)
         self._points = {_padded(v) for v in known_releases()} | {self.oldest, self.newest}
-        self._blocks: list[tuple[Sequence[cst.BaseStatement], Branch]] = []
+        self._blocks: list[tuple[Sequence[cst.CSTNode], Branch]] = []  # statements, or a conditional's expression
         self.guards: list[Guard] = []
         self._statements(module.body, ANYWHERE)
         self._by_node: dict[int, Branch] | None = None
@@ -142,7 +142,7 @@ class VersionMap:
             self._by_node = {}
             for statements, branch in self._blocks:  # outer blocks first: inner ones overwrite them
                 for statement in statements:
-                    inner = branch._replace(statement=statement) if branch.handlers else branch
+                    inner = branch._replace(statement=statement) if branch.handlers and isinstance(statement, cst.BaseStatement) else branch
                     for child in iter_nodes(statement):
                         self._by_node[id(child)] = inner
         return self._by_node.get(id(node), ANYWHERE)
@@ -172,6 +172,11 @@ class VersionMap:
                     return
             elif isinstance(statement, cst.Try):
                 self._try(statement, body, within)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:  # ``X = A if hasattr(m, "A") else B``, ``return A if ... else B``
+                    value = getattr(small, "value", None)
+                    if isinstance(value, cst.IfExp):
+                        self._if_expression(value, within)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.With, cst.For, cst.While)):
                 self._statements(block_statements(statement.body), within)
                 if isinstance(statement, (cst.For, cst.While)) and statement.orelse is not None:
@@ -206,6 +211,17 @@ class VersionMap:
         self._add(block_statements(node.body), Branch(yes, kind, node, True))
         self._add(rest, Branch(no, kind, node, True))
         return Branch(no, kind, node, True) if orelse is None and _leaves(block_statements(node.body)) else None
+
+    def _if_expression(self, node: cst.IfExp, within: Branch) -> None:
+        """A conditional expression assigned or returned, as a gate's two branches (no RLG008 guard:
+        its fix rewrites statements)."""
+        test = self._condition(node.test)
+        if test is None:
+            return
+        kind, holds = test
+        outer = within.runs
+        self._blocks.append(((node.body,), Branch(lambda v: outer(v) and holds(v), kind, None, True)))
+        self._blocks.append(((node.orelse,), Branch(lambda v: outer(v) and not holds(v), kind, None, True)))
 
     def _try(self, node: cst.Try, parent: Sequence[cst.BaseStatement], within: Branch) -> None:
         body = block_statements(node.body)

@@ -76,6 +76,16 @@ def test_after_an_early_exit_the_rest_of_the_block_is_the_else_branch():
     assert _lines(guard.replace("return data.Unbounded(3)", "spec = data.Unbounded(3)")) == [5]
 
 
+def test_a_conditional_expression_assigned_or_returned_is_a_gate():
+    assigned = ("import torchrl.data as data\n"
+                "Composite = data.Composite if hasattr(data, 'Composite') else data.CompositeSpec\n")
+    returned = V + "def make():\n    return data.Composite() if TORCHRL >= Version('0.6') else data.CompositeSpec()\n"
+    assert _lines(assigned) == _lines("import torchrl.data as data\n" + returned) == []
+    # Both branches are old names: the one that runs on 0.14 is flagged, with no fix in a gate.
+    found = check_source(assigned.replace("data.Composite if", "data.CompositeSpec if"), select=VERSIONED)
+    assert [(f.span.line, f.fix) for f in found] == [(2, None)]
+
+
 def test_conditions_that_do_not_read_a_library_version_are_no_gates():
     for test in ("numpy.__version__ < '2'", "os.environ.get('OLD')", "sys.version_info < (3, 10)", "False"):
         source = f"import numpy, os, sys\nif {test}:\n    from torchrl.data import CompositeSpec\n"
