@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlguard.engine.apimodel import CallShape, model
+from rlguard.engine.containers import views_items
 from rlguard.engine.types import (
     _ARG_KINDS,
     _ARITHMETIC,
@@ -128,6 +129,10 @@ def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
             if owner is not None:
                 kind = index.returned_kind(f"{owner}.{name}", path, args=args)
                 return ValueType(kind) if kind is not None else None
+    if value.kind == "holds":  # a container holding tensors, its items unknown one by one (a summary's)
+        # A view or copy of its items holds them; so does an operator's result (``+`` concatenates, ``*``
+        # repeats), where it does not raise. Anything else (an item, a key) is unknown.
+        return value if method == _ARITHMETIC or views_items(method, shape) else None
     if method == _ARITHMETIC:  # a tensor stays one; other values are left unknown
         return ValueType("tensor") if value.kind == "tensor" else None
     call_shape_ = CallShape(shape[0], dict(shape[1])) if shape is not None else None

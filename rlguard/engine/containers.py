@@ -26,6 +26,9 @@ _CONTAINER_BUILTINS = {"builtins.dict": "dict", "builtins.list": "list", "builti
                        "builtins.tuple": "tuple", "builtins.frozenset": "set", "collections.OrderedDict": "dict",
                        "collections.defaultdict": "dict"}
 _CONTAINER_NAMES = frozenset(name.rpartition(".")[2] for name in _CONTAINER_BUILTINS)
+# Methods of a container that give, without arguments, a view or a shallow copy of its items (a dict's
+# values among them): what they give holds what the container holds.
+ITEM_VIEWS = frozenset({"values", "items", "copy"})
 
 
 def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | None:
@@ -122,6 +125,12 @@ def item_kind(kind: str) -> str | None:
 def value_kind(kind: str) -> str | None:
     """What one value of a dict of an API-model kind is (``state_dict()``: tensors)."""
     return _VALUE_OF_KIND.get(kind)
+
+
+def views_items(method: str, shape: tuple[int, tuple] | None) -> bool:
+    """Whether ``container.method(...)``, called with this shape (positional count, keywords), gives a
+    view or a shallow copy of the container's items: it holds what the container holds."""
+    return method in ITEM_VIEWS and shape == (0, ())
 
 
 def combined_kind(kinds: list[Any]) -> str | None:

@@ -16,6 +16,7 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.apimodel import TENSOR, TENSORDICT, CallShape, model, select
 from rlguard.engine.builtins_model import Term
 from rlguard.engine.containers import (
+    ITEM_VIEWS,
     builtin_terms,
     combined_kind,
     container_kind,
@@ -642,7 +643,7 @@ class _Inference:
                                                        "builtins.reversed", "builtins.enumerate", "builtins.zip")
         else:
             called = method_call(node)
-            if called is None or called[1] not in _DICT_VIEWS or not positional(node) == []:
+            if called is None or called[1] not in (*ITEM_VIEWS, "_asdict") or not positional(node) == []:
                 return None
             if called[1] == "_asdict":
                 return self.field_leaves(called[0], env, depth, bindings, via)
@@ -1198,8 +1199,6 @@ SUMMARY_KINDS = ("tensor", "tensordict")
 _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
 # Calls that build a dict from their arguments' items and their keywords.
 _DICT_CALLS = frozenset({"builtins.dict", "collections.OrderedDict"})
-# Methods of a dict that give its values (or (key, value) pairs) without changing it.
-_DICT_VIEWS = frozenset({"values", "items", "copy", "_asdict"})
 # Functions that give a copy of an instance with some fields replaced.
 _REPLACERS = frozenset({"dataclasses.replace", "attr.evolve", "attrs.evolve", "copy.replace"})
 # Functions whose result holds the fields of the instance they are given.

@@ -211,6 +211,18 @@ FLOWS = {
         record("loss", 0.1)
         out = json.dumps(METRICS)
     """, ".detach()", ".item()"),
+    "a helper's container read through its views, copies and operators": ("""
+        def wrap(x):
+            return {"w": x, "n": 1}
+
+        def pair(x):
+            return [x, 1]
+
+        t = torch.ones(2).sum()
+        values = list(wrap(t).values())
+        out = json.dumps({"values": values, "items": dict(wrap(t).items()), "copy": wrap(t).copy(),
+                          "sum": pair(t) + [2], "twice": pair(t) * 2})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
 }
 
 
@@ -397,6 +409,9 @@ def test_cross_file_helper_of_plain_values_is_not_reported(project):
     "        out = json.dumps({k: v})\n",
     # a comprehension that filters
     "values = [torch.ones(1), 2.0]\nout = json.dumps([v for v in values if isinstance(v, float)])\n",
+    # a helper's container read for its keys, or for one item that is not the tensor
+    "def wrap(x):\n    return {'w': x, 'n': 1}\n\nt = torch.ones(1)\n"
+    "out = json.dumps([list(wrap(t).keys()), wrap(t).get('n')])\n",
 ])
 def test_near_misses_of_the_summaries(body):
     source = HEADER + body
