@@ -173,6 +173,7 @@ class ValueType(NamedTuple):
     kind: str
     cls: str | None = None  # for objects: the nearest class the API model knows
     project: str | None = None  # for objects of a project class: its qualified name
+    container: str | None = None  # for "holds": the type of container ("dict", "list", ...), when known
 
 
 def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool = False) -> list[Leaf]:
@@ -448,7 +449,9 @@ class _Inference:
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             encodable = encodable and not isinstance(node, cst.Set)
             return [leaf for element in node.elements
-                    for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
+                    for leaf in (self.iterated_leaves(element.value, env, depth, bindings, via, encodable)
+                                 if isinstance(element, cst.StarredElement)
+                                 else self.leaves(element.value, env, depth + 1, bindings, via, local, encodable))]
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             inner_env = {**env, **_comprehension_env(node.for_in)}
             element = node.value if isinstance(node, cst.DictComp) else node.elt
@@ -494,20 +497,22 @@ class _Inference:
         items = self.iterated_items(binding.iterated, position, env, depth + 1)
         if items is None and binding.every_item:  # the whole source's parts
             source = self.iteration_source(binding.iterated, position)
-            items = [self.leaves(source, env, depth + 1, (), (), False, True)] if source is not None else None
+            items = [self.source_leaves(*source, env, depth + 1)] if source is not None else None
         if not items or not (all(items) or binding.every_item):
             return []
         return [leaf._replace(local=False, bindings=bindings + leaf.bindings, via=via + leaf.via)
                 for item in items for leaf in item]
 
-    def iteration_source(self, iterated: cst.BaseExpression, position: int | None) -> cst.BaseExpression | None:
-        """The container whose items (or values) an iteration binds: ``d`` of ``d.items()`` at position 1,
-        ``xs`` of ``enumerate(xs)`` at 1, of ``zip(ws, xs)`` at 1, of ``for x in xs``; None when unknown."""
+    def iteration_source(self, iterated: cst.BaseExpression,
+                         position: int | None) -> tuple[cst.BaseExpression, bool] | None:
+        """The container whose items (or values) an iteration binds, and whether they are its items taken
+        one by one (not a dict's values): ``d`` of ``d.items()`` at position 1, ``xs`` of ``enumerate(xs)``
+        at 1, of ``zip(ws, xs)`` at 1, of ``for x in xs``; None when unknown."""
         called = method_call(iterated)
         if called is not None and called[1] in ("items", "values") and not iterated.args:  # type: ignore[attr-defined]
-            return called[0] if (position == 1) == (called[1] == "items") else None
+            return (called[0], False) if (position == 1) == (called[1] == "items") else None
         if position is None:
-            return None if container_kind(self.ctx.value_of(iterated), self.ctx) == "dict" else iterated
+            return iterated, True
         qualname = self.ctx.callee(iterated) if isinstance(iterated, cst.Call) else None
         terms = builtin_terms(qualname, iterated) if qualname is not None else None  # type: ignore[arg-type]
         if not terms or len({repr(term) for term in terms}) != 1 or terms[0] is None:
@@ -516,7 +521,27 @@ class _Inference:
         if term[0] != "iter" or term[1][0] != "tuple" or position >= len(term[1][1]):
             return None
         part = term[1][1][position]
-        return positional_arg(iterated, part[1]) if part[0] == "elem" else None  # type: ignore[arg-type]
+        source = positional_arg(iterated, part[1]) if part[0] == "elem" else None  # type: ignore[arg-type]
+        return (source, True) if source is not None else None
+
+    def source_leaves(self, source: cst.BaseExpression, by_iteration: bool, env: _Env, depth: int) -> list[Leaf]:
+        """The parts of what ``iteration_source`` found: its items' when ``by_iteration``, else its own."""
+        if by_iteration:
+            return self.iterated_leaves(source, env, depth, (), (), True)
+        return self.leaves(source, env, depth, (), (), False, True)
+
+    def iterated_leaves(self, source: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
+                        encodable: bool) -> list[Leaf]:
+        """The parts the items of ``source`` hold together, taken one by one (``[*xs]``, ``list(xs)``, ``for x
+        in xs``): a dict's items are its keys; what a project call gives, the index iterates (``ITERATED``)."""
+        if container_kind(self.ctx.value_of(source), self.ctx) == "dict":
+            return []
+        found = self.leaves(source, env, depth + 1, bindings, via, False, encodable)
+        typed = self.typed(source, env, depth + 1)
+        if typed is None or typed[0].kind != "returned":
+            return found
+        iterated = self.chained_link(typed, (ITERATED, None, ()))
+        return [leaf._replace(kind="mixed", when=iterated[1]) for leaf in found] if iterated is not None else []
 
     def items(self, node: cst.BaseExpression, env: _Env, depth: int, values: bool) -> list[list[Leaf]] | None:
         """Per item of a container (per value of a dict, with ``values``; a dict's items are otherwise its
@@ -618,6 +643,7 @@ class _Inference:
         ``sorted(xs)``, ``dataclasses.asdict(stats)``, ``d.values()``; None for any other call."""
         qualname = self.ctx.callee(node)
         inner: list[cst.BaseExpression] = []
+        iterated: list[cst.BaseExpression] = []  # sources whose items it takes one by one
         if qualname in _DICT_CALLS:
             inner = [arg.value for arg in node.args if arg.keyword is not None or arg.star == "**"]
             first = positional_arg(node, 0)
@@ -634,9 +660,9 @@ class _Inference:
                 element = term[1]
                 if element[0] == "elem":
                     source = positional_arg(node, element[1])
-                    if source is None or container_kind(self.ctx.value_of(source), self.ctx) == "dict":
-                        return None  # a dict's items are its keys
-                    inner.append(source)
+                    if source is None:
+                        return None
+                    iterated.append(source)
                 elif element[0] != "value":
                     return None
             encodable = encodable and qualname not in ("builtins.set", "builtins.frozenset", "builtins.iter",
@@ -648,7 +674,8 @@ class _Inference:
             if called[1] == "_asdict":
                 return self.field_leaves(called[0], env, depth, bindings, via)
             inner = [called[0]]  # a view or copy holds what its dict holds
-        return [leaf for value in inner for leaf in self.leaves(value, env, depth + 1, bindings, via, False, encodable)]
+        return [*(leaf for value in inner for leaf in self.leaves(value, env, depth + 1, bindings, via, False, encodable)),
+                *(leaf for source in iterated for leaf in self.iterated_leaves(source, env, depth, bindings, via, encodable))]
 
     def field_leaves(self, instance: cst.BaseExpression, env: _Env, depth: int, bindings: tuple,
                      via: tuple) -> list[Leaf] | None:
@@ -1194,6 +1221,7 @@ def _combine_alternatives(found: list[_Typed]) -> _Typed:
 _NOT_A_CONTAINER_CALL = object()
 _MAX_CHAIN = 6  # calls followed on a project call's result
 _ARITHMETIC = "<arithmetic>"  # a link of ``Returns.chain``: an operator applied to the value
+ITERATED = "<iterated>"  # a link of ``Returns.chain``: the value's items taken one by one, together
 # The kinds a summary assumes its parameters to have, and the argument kinds that give them.
 SUMMARY_KINDS = ("tensor", "tensordict")
 _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}

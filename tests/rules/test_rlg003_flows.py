@@ -223,6 +223,15 @@ FLOWS = {
         out = json.dumps({"values": values, "items": dict(wrap(t).items()), "copy": wrap(t).copy(),
                           "sum": pair(t) + [2], "twice": pair(t) * 2})
     """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
+    "a helper's list iterated": ("""
+        def pair(x):
+            return [x, 1]
+
+        t = torch.ones(2).sum()
+        rows = [x for x in pair(t)]
+        out = json.dumps({"star": [*pair(t)], "sorted": sorted(pair(t), key=id), "tuple": tuple(pair(t)),
+                          "rows": rows})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
 }
 
 
@@ -412,6 +421,9 @@ def test_cross_file_helper_of_plain_values_is_not_reported(project):
     # a helper's container read for its keys, or for one item that is not the tensor
     "def wrap(x):\n    return {'w': x, 'n': 1}\n\nt = torch.ones(1)\n"
     "out = json.dumps([list(wrap(t).keys()), wrap(t).get('n')])\n",
+    # a dict iterated gives its keys: a helper's, and one built here
+    "def wrap(x):\n    return {'w': x, 'n': 1}\n\nt = torch.ones(1)\nkeys = [k for k in wrap(t)]\n"
+    "out = json.dumps([sorted(wrap(t)), list(wrap(t)), [*wrap(t)], tuple(wrap(t)), keys, [*{'w': t}]])\n",
 ])
 def test_near_misses_of_the_summaries(body):
     source = HEADER + body
