@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.builtins_model import Term, builtin_results, mutation
+from rlguard.engine.builtins_model import Term, builtin_results, list_builders, mutation
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Added, FileContext
@@ -31,9 +31,15 @@ _CONTAINER_NAMES = frozenset(name.rpartition(".")[2] for name in _CONTAINER_BUIL
 ITEM_VIEWS = frozenset({"values", "items", "copy"})
 
 
-def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | None:
+def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> str | None:
     """"list", "dict", "set" or "tuple" for an expression that builds a new container of that type: a
-    literal, a comprehension, or a call of the type (``dict()``, ``list(xs)``, ``OrderedDict()``)."""
+    literal, a comprehension, a call of the type (``dict()``, ``list(xs)``, ``OrderedDict()``) or of a
+    built-in that gives a new one (``sorted(xs)``), or a sequence concatenated or repeated (``xs + [t]``,
+    ``[t] * 2``)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Multiply)) and depth < 4:
+        kinds = {container_kind(ctx.value_of(operand), ctx, depth + 1) for operand in (node.left, node.right)}
+        sequences = kinds & {"list", "tuple"}
+        return sequences.pop() if len(sequences) == 1 else None
     if isinstance(node, (cst.List, cst.ListComp)):
         return "list"
     if isinstance(node, (cst.Dict, cst.DictComp)):
@@ -45,9 +51,12 @@ def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | N
     if isinstance(node, cst.Call):
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if last not in _CONTAINER_NAMES:  # most calls: no need to resolve the name
+        if last not in _CONTAINER_NAMES and last not in list_builders():  # most calls: no need to resolve
             return None
-        return _CONTAINER_BUILTINS.get(ctx.callee(node) or "")
+        callee = ctx.callee(node) or ""
+        if callee.startswith("builtins.") and callee[len("builtins."):] in list_builders():
+            return "list"
+        return _CONTAINER_BUILTINS.get(callee)
     return None
 
 

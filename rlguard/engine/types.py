@@ -419,7 +419,9 @@ class _Inference:
 
     # ----- containers -----
     def leaves(self, node: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
-               local: bool, encodable: bool) -> list[Leaf]:
+               local: bool, encodable: bool, consumed: bool = False) -> list[Leaf]:
+        """The tensor-valued parts of ``node``. ``consumed``: something iterates ``node`` itself (``list(s)``),
+        so that it is a set, a generator or an iterator does not keep its parts from being encoded."""
         if depth > MAX_DEPTH:
             return []
         if isinstance(node, cst.Name):
@@ -431,7 +433,7 @@ class _Inference:
             if binding.value is not None and self.is_new_container(binding.value) and not binding.opaque:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 found_leaves = self.leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
-                                           local, encodable)
+                                           local, encodable, consumed)
                 # ``metrics[k] = loss`` in a loop: the values added, named where they were added.
                 return found_leaves + [leaf for added in binding.added for leaf in self.leaves(
                     added.value, env, depth + 1, bindings + (binding,), via + (node,), False, encodable)]
@@ -447,7 +449,7 @@ class _Inference:
             return [leaf for element in node.elements
                     for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            encodable = encodable and not isinstance(node, cst.Set)
+            encodable = encodable and (consumed or not isinstance(node, cst.Set))
             return [leaf for element in node.elements
                     for leaf in (self.iterated_leaves(element.value, env, depth, bindings, via, encodable)
                                  if isinstance(element, cst.StarredElement)
@@ -455,11 +457,14 @@ class _Inference:
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             inner_env = {**env, **_comprehension_env(node.for_in)}
             element = node.value if isinstance(node, cst.DictComp) else node.elt
-            encodable = encodable and isinstance(node, (cst.ListComp, cst.DictComp))
+            encodable = encodable and (consumed or isinstance(node, (cst.ListComp, cst.DictComp)))
             return self.leaves(element, inner_env, depth + 1, bindings, via, local, encodable)
+        if isinstance(node, cst.BinaryOperation) and self.is_new_container(node):  # ``xs + [t]``, ``[t] * 2``
+            return [leaf for operand in (node.left, node.right)
+                    for leaf in self.leaves(operand, env, depth + 1, bindings, via, local, encodable)]
         kind, followed = self.kind(node, env, depth), self.followed(node, env)
         if kind is None:
-            return self.passed_on(node, followed, env, depth, bindings, via, encodable)
+            return self.passed_on(node, followed, env, depth, bindings, via, encodable, consumed)
         if followed is not None:
             local = local and followed[1]
         return [Leaf(node, kind[0], kind[1], bindings + ((followed[0],) if followed else ()), via, local, encodable)]
@@ -536,7 +541,7 @@ class _Inference:
         in xs``): a dict's items are its keys; what a project call gives, the index iterates (``ITERATED``)."""
         if container_kind(self.ctx.value_of(source), self.ctx) == "dict":
             return []
-        found = self.leaves(source, env, depth + 1, bindings, via, False, encodable)
+        found = self.leaves(source, env, depth + 1, bindings, via, False, encodable, consumed=True)
         typed = self.typed(source, env, depth + 1)
         if typed is None or typed[0].kind != "returned":
             return found
@@ -619,7 +624,7 @@ class _Inference:
         return self.items(source, env, depth + 1, False) if source is not None else None
 
     def passed_on(self, node: cst.BaseExpression, followed: tuple[Binding, bool] | None, env: _Env, depth: int,
-                  bindings: tuple, via: tuple, encodable: bool) -> list[Leaf]:
+                  bindings: tuple, via: tuple, encodable: bool, consumed: bool) -> list[Leaf]:
         """The parts of a call that hands on what it is given (``asdict(row)``, ``dict(**kw)``), itself or
         through the name bound to it (``fields = asdict(row)``)."""
         if followed is not None and isinstance(node, cst.Name):
@@ -628,9 +633,9 @@ class _Inference:
                 return []
             inner_env = self.inside(node.value, binding, innermost, env)
             return self.call_leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
-                                    encodable) or []
+                                    encodable, consumed) or []
         if isinstance(node, cst.Call):
-            return self.call_leaves(node, env, depth, bindings, via, encodable) or []
+            return self.call_leaves(node, env, depth, bindings, via, encodable, consumed) or []
         return []
 
     def is_new_container(self, node: cst.BaseExpression) -> bool:
@@ -638,7 +643,7 @@ class _Inference:
         return container_kind(node, self.ctx) is not None
 
     def call_leaves(self, node: cst.Call, env: _Env, depth: int, bindings: tuple, via: tuple,
-                    encodable: bool) -> list[Leaf] | None:
+                    encodable: bool, consumed: bool = False) -> list[Leaf] | None:
         """The parts of a call that passes its arguments' items on: ``dict(a=t, **other)``, ``list(xs)``,
         ``sorted(xs)``, ``dataclasses.asdict(stats)``, ``d.values()``; None for any other call."""
         qualname = self.ctx.callee(node)
@@ -658,15 +663,15 @@ class _Inference:
             for term in terms:
                 assert term is not None
                 element = term[1]
-                if element[0] == "elem":
-                    source = positional_arg(node, element[1])
-                    if source is None:
+                # An item of an argument, a tuple of such items (``zip``, ``enumerate``), or a plain value.
+                parts = element[1] if element[0] == "tuple" else [element]
+                for part in parts:
+                    source = positional_arg(node, part[1]) if part[0] == "elem" else None
+                    if source is None and part[0] != "value":
                         return None
-                    iterated.append(source)
-                elif element[0] != "value":
-                    return None
-            encodable = encodable and qualname not in ("builtins.set", "builtins.frozenset", "builtins.iter",
-                                                       "builtins.reversed", "builtins.enumerate", "builtins.zip")
+                    iterated += [source] if source is not None else []
+            encodable = encodable and (consumed or qualname not in ("builtins.set", "builtins.frozenset", "builtins.iter",
+                                                       "builtins.reversed", "builtins.enumerate", "builtins.zip"))
         else:
             called = method_call(node)
             if called is None or called[1] not in (*ITEM_VIEWS, "_asdict") or not positional(node) == []:

@@ -57,6 +57,7 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
         ("tensor", "", "{v} = sum([{p}, {p}])"),
         ("tensor", "def scale{i}(x):\n    return x * 3\n", "{v} = scale{i}({p})"),
         ("dict", "def wrap{i}(x):\n    return {{'w': x, 'n': 1}}\n", "{v} = wrap{i}({p})"),
+        ("list", "def pair{i}(x):\n    return [x, 1]\n", "{v} = pair{i}({p})"),
         ("dict", "class Box{i}:\n    def summary(self, value):\n        return {{'value': value * 2}}\n",
          "{v} = {{'n': 1, **Box{i}().summary({p})}}"),
     ],
@@ -65,12 +66,19 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
         ("dict", "", "{v} = dict(**{p})"),
         ("dict", "", "{v} = {{k: x for k, x in {p}.items()}}"),
         ("list", "", "{v} = list({p}.values())"),
+        ("list", "", "{v} = list({p}.items())"),
+        ("dict", "", "{v} = {p}.copy()"),
     ],
     "list": [
         ("list", "", "{v} = [*{p}, 2]"),
         ("list", "", "{v} = list(reversed({p}))"),
         ("list", "", "{v} = [x for x in {p}]"),
         ("list", "", "{v} = [pair[1] for pair in enumerate({p})]"),
+        ("list", "", "{v} = list(enumerate({p}))"),
+        ("list", "", "{v} = list(zip({p}, {p}))"),
+        ("list", "", "{v} = list({p}) + [2]"),
+        ("list", "", "{v} = {p} * 2"),
+        ("list", "", "{v} = sorted({p}, key=id)"),
     ],
 }
 CONVERSIONS = ["{t}.item()", "{t}.tolist()", "float({t})"]

@@ -232,6 +232,17 @@ FLOWS = {
         out = json.dumps({"star": [*pair(t)], "sorted": sorted(pair(t), key=id), "tuple": tuple(pair(t)),
                           "rows": rows})
     """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
+    "zip, enumerate, concatenation and repetition": ("""
+        def pair(x):
+            return [x, 1]
+
+        t = torch.ones(2).sum()
+        xs = [t, 2]
+        more = xs + [3]
+        ranked = sorted(xs, key=id)
+        out = json.dumps({"zip": list(zip(xs, [1, 2])), "enumerate": list(enumerate(pair(t))), "more": more,
+                          "times": [t] * 2, "ranked": ranked * 2})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
 }
 
 
@@ -424,6 +435,9 @@ def test_cross_file_helper_of_plain_values_is_not_reported(project):
     # a dict iterated gives its keys: a helper's, and one built here
     "def wrap(x):\n    return {'w': x, 'n': 1}\n\nt = torch.ones(1)\nkeys = [k for k in wrap(t)]\n"
     "out = json.dumps([sorted(wrap(t)), list(wrap(t)), [*wrap(t)], tuple(wrap(t)), keys, [*{'w': t}]])\n",
+    # the keys of a dict zipped or enumerated; a slice that leaves the tensor out
+    "t = torch.ones(1)\nd = {'w': t}\n"
+    "out = json.dumps([list(zip(d, [1])), list(enumerate(d)), [t, 1][1:], ['a'] + ['b']])\n",
 ])
 def test_near_misses_of_the_summaries(body):
     source = HEADER + body
