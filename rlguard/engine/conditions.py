@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 from rlguard.engine.apimodel import CallShape, model
 from rlguard.engine.containers import views_items
 from rlguard.engine.types import (
-    _ARG_KINDS,
     _ARITHMETIC,
     ITERATED,
     _HOLDS_TENSORS,
     _LEAF_KINDS,
     AttrTorchMethod,
     Condition,
+    KindIf,
     LeafKind,
     Returns,
     Shape,
@@ -31,6 +31,7 @@ from rlguard.engine.types import (
     _method_value,
     _plain_state,
     ArgKinds,
+    arg_kind,
     attr_facts,
     may_be_project,
 )
@@ -95,7 +96,9 @@ def _known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[i
     for slot, kind in args:
         if isinstance(kind, Returns):
             value = returned_value_of(kind, index, path)
-            kind = _ARG_KINDS.get(value.kind, "") if value is not None else ""
+            kind = (arg_kind(value) or "") if value is not None else ""
+        elif isinstance(kind, KindIf):
+            kind = kind.kind if any(condition_holds(c, index, path) for c in kind.when) else ""
         if kind:
             known.append((slot, kind))
     return tuple(known)

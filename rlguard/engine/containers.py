@@ -24,7 +24,8 @@ _ITEM_OF_KIND = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed"
 _VALUE_OF_KIND = {"bulk": "tensor", "tensordict": "entry", "losses": "mixed"}
 _CONTAINER_BUILTINS = {"builtins.dict": "dict", "builtins.list": "list", "builtins.set": "set",
                        "builtins.tuple": "tuple", "builtins.frozenset": "set", "collections.OrderedDict": "dict",
-                       "collections.defaultdict": "dict"}
+                       "collections.defaultdict": "dict", "dataclasses.asdict": "dict", "dataclasses.astuple": "tuple",
+                       "attr.asdict": "dict", "attr.astuple": "tuple", "attrs.asdict": "dict", "attrs.astuple": "tuple"}
 _CONTAINER_NAMES = frozenset(name.rpartition(".")[2] for name in _CONTAINER_BUILTINS)
 # Methods of a container that give, without arguments, a view or a shallow copy of its items (a dict's
 # values among them): what they give holds what the container holds.
@@ -34,7 +35,7 @@ ITEM_VIEWS = frozenset({"values", "items", "copy"})
 def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> str | None:
     """"list", "dict", "set" or "tuple" for an expression that builds a new container of that type: a
     literal, a comprehension, a call of the type (``dict()``, ``list(xs)``, ``OrderedDict()``) or of a
-    built-in that gives a new one (``sorted(xs)``), or a sequence concatenated or repeated (``xs + [t]``,
+    function that gives a new one (``sorted(xs)``, ``dataclasses.asdict(row)``), a container's copy, or a sequence concatenated or repeated (``xs + [t]``,
     ``[t] * 2``)."""
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Multiply)) and depth < 4:
         kinds = {container_kind(ctx.value_of(operand), ctx, depth + 1) for operand in (node.left, node.right)}
@@ -48,6 +49,9 @@ def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int
         return "set"
     if isinstance(node, cst.Tuple):
         return "tuple"
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy" \
+            and not node.args and depth < 4:  # ``d.copy()``: a new container of the same type
+        return container_kind(ctx.value_of(node.func.value), ctx, depth + 1)
     if isinstance(node, cst.Call):
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""

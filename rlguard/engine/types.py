@@ -28,7 +28,7 @@ from rlguard.engine.containers import (
 from rlguard.engine.names import dotted_name
 
 if TYPE_CHECKING:
-    from rlguard.engine.context import Binding, FileContext
+    from rlguard.engine.context import Added, Binding, FileContext
     from rlguard.engine.index import AttrFact, ClassFacts, ProjectIndex
 
 
@@ -106,11 +106,20 @@ class AttrTorchMethod:
     method: str
 
 
+@dataclass(frozen=True)
+class KindIf:
+    """An argument of a summary kind (``SUMMARY_KINDS``) when one of the conditions holds (``[scale(t)]``:
+    a list holding tensors when ``scale`` gives one)."""
+
+    kind: str
+    when: frozenset[Condition]
+
+
 # A call as the value model keeps it: (positional count, keywords with their True/False literal or None).
 Shape = tuple[int, tuple[tuple[str, bool | None], ...]] | None
 # (position or keyword, kind) of the arguments of a call whose kind is known: a kind, or what a project
 # call gives (``scale(scale(x))``), which the index answers first.
-ArgKinds = tuple[tuple[int | str, "str | Returns"], ...]
+ArgKinds = tuple[tuple[int | str, "str | Returns | KindIf"], ...]
 
 
 @dataclass(frozen=True)
@@ -189,7 +198,7 @@ def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool 
 def argument_kinds(call: cst.Call, ctx: FileContext) -> tuple[tuple[int | str, str], ...]:
     """(position or keyword, kind) of the arguments of a call that are certainly tensors or TensorDicts."""
     return tuple((slot, kind) for slot, kind in _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
-                 if isinstance(kind, str))
+                 if isinstance(kind, str) and kind in _ARG_KINDS.values())
 
 
 def annotated_tensors(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -436,7 +445,7 @@ class _Inference:
                                            local, encodable, consumed)
                 # ``metrics[k] = loss`` in a loop: the values added, named where they were added.
                 return found_leaves + [leaf for added in binding.added for leaf in self.leaves(
-                    added.value, env, depth + 1, bindings + (binding,), via + (node,), False, encodable)]
+                    added.value, _pinned(env, added), depth + 1, bindings + (binding,), via + (node,), False, encodable)]
             if binding.iterated is not None and self.kind(node, env, depth) is None:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 return self.item_leaves(binding, binding.position, inner_env, depth, bindings, via)
@@ -539,10 +548,10 @@ class _Inference:
                         encodable: bool) -> list[Leaf]:
         """The parts the items of ``source`` hold together, taken one by one (``[*xs]``, ``list(xs)``, ``for x
         in xs``): a dict's items are its keys; what a project call gives, the index iterates (``ITERATED``)."""
-        if container_kind(self.ctx.value_of(source), self.ctx) == "dict":
+        typed = self.typed(source, env, depth + 1)
+        if container_kind(self.ctx.value_of(source), self.ctx) == "dict" or (typed and typed[0].container == "dict"):
             return []
         found = self.leaves(source, env, depth + 1, bindings, via, False, encodable, consumed=True)
-        typed = self.typed(source, env, depth + 1)
         if typed is None or typed[0].kind != "returned":
             return found
         iterated = self.chained_link(typed, (ITERATED, None, ()))
@@ -565,8 +574,9 @@ class _Inference:
             if inner is None:
                 return None
             for added in binding.added:
-                more = self.items(added.value, env, depth + 1, values) if added.spread \
-                    else [leaves(added.value, env, depth + 1, (), (), False, True)]
+                added_env = _pinned(env, added)
+                more = self.items(added.value, added_env, depth + 1, values) if added.spread \
+                    else [leaves(added.value, added_env, depth + 1, (), (), False, True)]
                 if more is None:
                     return None
                 inner += more
@@ -717,8 +727,8 @@ class _Inference:
                     return None  # a dict's items are its keys
                 inner_env = self.inside(iterated.value, binding, innermost, env)
                 parts = [self.element_type(binding.value, inner_env, depth + 1) if binding.value is not None else None]
-                parts += [self.element_type(a.value, env, depth + 1) if a.spread else self.typed(a.value, env, depth + 1)
-                          for a in binding.added]
+                parts += [self.element_type(a.value, _pinned(env, a), depth + 1) if a.spread
+                          else self.typed(a.value, _pinned(env, a), depth + 1) for a in binding.added]
                 return _combine(parts)
         if isinstance(iterated, (cst.List, cst.Tuple, cst.Set)):
             return _combine([self.element_type(e.value, env, depth + 1) if isinstance(e, cst.StarredElement)
@@ -792,8 +802,8 @@ class _Inference:
             if binding.value is not None and not binding.opaque and self.is_new_container(binding.value):
                 inner_env = self.inside(node.value, binding, innermost, env)
                 parts = [self.dict_value(binding.value, inner_env, depth + 1)]
-                parts += [self.dict_value(a.value, env, depth + 1) if a.spread else self.typed(a.value, env, depth + 1)
-                          for a in binding.added]
+                parts += [self.dict_value(a.value, _pinned(env, a), depth + 1) if a.spread
+                          else self.typed(a.value, _pinned(env, a), depth + 1) for a in binding.added]
                 return _combine(parts)
         if isinstance(node, cst.Dict):
             return _combine([self.dict_value(e.value, env, depth + 1) if isinstance(e, cst.StarredDictElement)
@@ -896,7 +906,7 @@ class _Inference:
                 return annotated, _CERTAIN
         inner_env = self.inside(node.value, binding, innermost, env)
         if binding.assumed is not None:  # a parameter, while a summary is computed
-            return ValueType(binding.assumed), _CERTAIN
+            return _ASSUMED.get(binding.assumed, ValueType(binding.assumed)), _CERTAIN
         if binding.iterated is not None:
             if binding.position is not None:
                 return self.unpacked_item(binding.iterated, binding.position, inner_env, depth + 1)
@@ -1010,12 +1020,16 @@ class _Inference:
             if isinstance(bound.params.star_arg, (cst.Param, cst.ParamStar)) or bound.params.kwonly_params \
                     or bound.params.star_kwarg is not None or len(params) != len(node.args):
                 return None
-            lambda_env = dict(inner_env)
+            lambda_env, passed = dict(inner_env), set[Condition]()
             for param, arg in zip(params, node.args, strict=True):
                 typed = self.typed(arg.value, env, depth + 1)
-                kind = typed[0].kind if typed is not None and not typed[1] else None
+                kind = typed[0].kind if typed is not None else None
+                if typed is not None and typed[1]:  # a kind under conditions: the result is under them too
+                    passed |= typed[1]
+                    kind = "tensor" if kind == "returned" else kind  # what a project call gives: taken as a tensor
                 lambda_env[param.name.value] = (Binding(assumed=kind), True) if kind is not None else None
-            return self.typed(bound.body, lambda_env, depth + 1)
+            result = self.typed(bound.body, lambda_env, depth + 1)
+            return (result[0], result[1] | passed) if result is not None else None
         return None
 
     def chained(self, typed: _Typed, method: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
@@ -1044,21 +1058,34 @@ class _Inference:
 
     def arg_kinds(self, node: cst.Call, env: _Env, depth: int) -> ArgKinds:
         """(position or keyword, kind) of a call's arguments that are certainly tensors or TensorDicts."""
-        found: list[tuple[int | str, str | Returns]] = []
+        found: list[tuple[int | str, str | Returns | KindIf]] = []
         position = 0
         for arg in node.args:
             if arg.star:
                 break  # later positions are unknown
-            typed = self.typed(arg.value, env, depth + 1)
-            kind: str | Returns | None = _ARG_KINDS.get(typed[0].kind) if typed is not None and not typed[1] else None
+            typed = self.typed(arg.value, env, depth + 1) or self.container_type(arg.value, env, depth + 1)
+            kind: str | Returns | KindIf | None = arg_kind(typed[0]) if typed is not None and not typed[1] else None
             condition = next(iter(typed[1])) if typed is not None and len(typed[1]) == 1 else None
             if typed is not None and typed[0].kind == "returned" and isinstance(condition, Returns):
                 kind = condition  # what a project call gives: the index answers it
+            elif typed is not None and typed[1] and arg_kind(typed[0]) is not None:  # ``[scale(t)]``, ``half(scale(t))``
+                kind = KindIf(arg_kind(typed[0]) or "", typed[1])
             slot: int | str = arg.keyword.value if arg.keyword is not None else position
             if kind is not None:
                 found.append((slot, kind))
             position += arg.keyword is None
         return tuple(found)
+
+    def container_type(self, node: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
+        """A new container (or a name bound to one) holding tensors: "holds", with its type, under the
+        conditions its parts are tensor-valued under (certainly when one part is)."""
+        container = container_kind(self.ctx.value_of(node), self.ctx)
+        found = self.leaves(node, env, depth, (), (), True, True) if container is not None else []
+        if not found:
+            return None
+        certain = any(leaf.certain for leaf in found)
+        return ValueType("holds", container=container), _CERTAIN if certain else frozenset().union(
+            *(leaf.when for leaf in found))
 
     def method_type(self, receiver: ValueType, method: str, node: cst.Call) -> ValueType | None:
         """What ``receiver.method(...)`` gives."""
@@ -1196,6 +1223,11 @@ class _Inference:
         return self.ctx.callee(node) if isinstance(node, cst.Call) else None
 
 
+def _pinned(env: _Env, added: Added) -> _Env:
+    """The environment an added value is read in: its names as they were bound where it was added."""
+    return {**env, **dict(added.names)} if added.names else env
+
+
 def holds_tensors_kind(kind: str) -> bool:
     return kind in _HOLDS_TENSORS
 
@@ -1228,8 +1260,18 @@ _MAX_CHAIN = 6  # calls followed on a project call's result
 _ARITHMETIC = "<arithmetic>"  # a link of ``Returns.chain``: an operator applied to the value
 ITERATED = "<iterated>"  # a link of ``Returns.chain``: the value's items taken one by one, together
 # The kinds a summary assumes its parameters to have, and the argument kinds that give them.
-SUMMARY_KINDS = ("tensor", "tensordict")
+# A container holding tensors is given as a dict ("holds-dict", whose items taken one by one are its keys)
+# or as another container ("holds-list").
+SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict")
 _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
+_ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict")}
+
+
+def arg_kind(value: ValueType) -> str | None:
+    """The summary kind (``SUMMARY_KINDS``) an argument of this value gives its parameter; None when none."""
+    if value.kind == "holds" and value.container is not None:
+        return "holds-dict" if value.container == "dict" else "holds-list"
+    return _ARG_KINDS.get(value.kind)
 # Calls that build a dict from their arguments' items and their keywords.
 _DICT_CALLS = frozenset({"builtins.dict", "collections.OrderedDict"})
 # Functions that give a copy of an instance with some fields replaced.

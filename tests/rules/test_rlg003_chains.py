@@ -31,7 +31,7 @@ pytest.importorskip("torch")
 
 MAX_DEPTH = 4
 _EXPLORED = int(os.environ.get("RLGUARD_HYPOTHESIS_EXAMPLES") or 0)  # random examples asked for; 0: the fixed set
-SETTINGS = settings(max_examples=_EXPLORED or 200, derandomize=not _EXPLORED, deadline=None,
+SETTINGS = settings(max_examples=_EXPLORED or 500, derandomize=not _EXPLORED, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # Constructs: shape of the value they take -> [(shape of the value they give, definitions, statements)].
@@ -48,6 +48,8 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
         ("list", "", "{v} = []\n{v} += [{p}]"),
         ("dict", "", "{v} = {{'n': 1}}\n{v}.update(k{i}={p})"),
         ("dict", "", "{v} = dict(k{i}={p})"),
+        ("list", "", "{v} = []\nfor item in [{p}]:\n    {v}.append(item)"),
+        ("list", "def keep{i}(x):\n    return [x]\n", "{v} = keep{i}({p})"),
         ("dict", "@dataclass\nclass Row{i}:\n    value: float\n", "{v} = dataclasses.asdict(Row{i}(value={p}))"),
     ],
     "tensor": [
@@ -57,6 +59,8 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
         ("tensor", "", "{v} = sum([{p}, {p}])"),
         ("tensor", "def scale{i}(x):\n    return x * 3\n", "{v} = scale{i}({p})"),
         ("dict", "def wrap{i}(x):\n    return {{'w': x, 'n': 1}}\n", "{v} = wrap{i}({p})"),
+        ("list", "def both{i}(x):\n    return x, 1\n", "{v} = both{i}({p})"),
+        ("tensor", "", "half{i} = lambda x: x / 2\n{v} = half{i}({p})"),
         ("list", "def pair{i}(x):\n    return [x, 1]\n", "{v} = pair{i}({p})"),
         ("dict", "class Box{i}:\n    def summary(self, value):\n        return {{'value': value * 2}}\n",
          "{v} = {{'n': 1, **Box{i}().summary({p})}}"),
@@ -68,6 +72,9 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
         ("list", "", "{v} = list({p}.values())"),
         ("list", "", "{v} = list({p}.items())"),
         ("dict", "", "{v} = {p}.copy()"),
+        ("dict", "", "{v} = dict(zip({p}.keys(), {p}.values()))"),
+        ("list", "", "{v} = [x for _, x in {p}.items()]"),
+        ("dict", "def same{i}(d):\n    return dict(d)\n", "{v} = same{i}({p})"),
     ],
     "list": [
         ("list", "", "{v} = [*{p}, 2]"),
@@ -79,6 +86,7 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
         ("list", "", "{v} = list({p}) + [2]"),
         ("list", "", "{v} = {p} * 2"),
         ("list", "", "{v} = sorted({p}, key=id)"),
+        ("list", "def copy{i}(xs):\n    return list(xs)\n", "{v} = copy{i}({p})"),
     ],
 }
 CONVERSIONS = ["{t}.item()", "{t}.tolist()", "float({t})"]
