@@ -10,6 +10,7 @@ A container's items are read from where it is built (literals, comprehensions, `
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
 from rlguard.engine.lazy import cst
 
@@ -17,6 +18,7 @@ from rlguard.engine.builtins_model import Term, builtin_results, list_builders, 
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Added, FileContext
+    from rlguard.engine.types import _Env
 
 # Kinds of the API model whose items are tensors, and what one item is.
 _ITEM_OF_KIND = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed", "td_iter": "tensordict"}
@@ -155,3 +157,67 @@ def combined_kind(kinds: list[Any]) -> str | None:
     if all(kind == kinds[0] for kind in kinds):
         return kinds[0]
     return "mixed" if all(holds_tensors_kind(kind) for kind in kinds) else None
+
+
+def constant_index(node: cst.Subscript) -> int | None:
+    """``i`` of ``x[i]`` for a non-negative integer literal."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    return int(value.value) if isinstance(value, cst.Integer) and value.value.isdigit() else None
+
+
+def comprehension_env(comp_for: cst.CompFor | None) -> _Env:
+    """The names a comprehension binds: a plain name iterates its ``in`` part; others are unknown."""
+    from rlguard.engine.context import Binding  # context imports this module at load time
+
+    env: _Env = {}
+    every = not _has_filters(comp_for)
+    while comp_for is not None:
+        target = comp_for.target
+        if isinstance(target, cst.Name):
+            env[target.value] = (Binding(opaque=True, iterated=comp_for.iter, every_item=every), True)
+        else:
+            env.update({name: None for name in _target_names(target)})
+            if isinstance(target, (cst.Tuple, cst.List)) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.elements):
+                env.update({e.value.value: (Binding(opaque=True, iterated=comp_for.iter, position=i,
+                                                    every_item=every), True)
+                            for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name)})
+        comp_for = comp_for.inner_for_in
+    return env
+
+
+def _has_filters(comp_for: cst.CompFor | None) -> bool:
+    while comp_for is not None:
+        if comp_for.ifs:
+            return True
+        comp_for = comp_for.inner_for_in
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
+    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
+    if not isinstance(source, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in source.elements):
+        return None
+    return source.elements[position].value if position < len(source.elements) else None
+
+
+def literal_items(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """What an argument passes: itself, or the items of a list, tuple or dict literal."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
+    elif isinstance(value, cst.Dict):
+        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
+    else:
+        yield value

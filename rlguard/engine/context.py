@@ -15,15 +15,13 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
-from rlguard.engine.containers import assigned_item, augmented, container_kind, mutation_added
+from rlguard.engine.annotations import type_alternatives
+from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
     annotated_tensors,
     is_tensor_valued,
-    literal_item,
-    literal_items,
     may_be_project,
-    type_alternatives,
 )
 
 if TYPE_CHECKING:

@@ -9,23 +9,25 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
-from collections.abc import Iterator
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.apimodel import TENSOR, TENSORDICT, CallShape, model, select
 from rlguard.engine.builtins_model import Term
+from rlguard.engine.annotations import annotated_type
 from rlguard.engine.containers import (
     ITEM_VIEWS,
     builtin_terms,
     combined_kind,
+    comprehension_env,
+    constant_index,
     container_kind,
     item_kind,
+    literal_item,
     positional_arg,
     term_args,
     value_kind,
 )
-from rlguard.engine.names import dotted_name
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Added, Binding, FileContext
@@ -450,7 +452,7 @@ class _Inference:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 return self.item_leaves(binding, binding.position, inner_env, depth, bindings, via)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self.kind(node, env, depth) is None:
-            index, found = _constant_index(node), self.lookup(node.value.value, env)  # ``pair[1]``
+            index, found = constant_index(node), self.lookup(node.value.value, env)  # ``pair[1]``
             if index is not None and found is not None and found[0].iterated is not None and found[0].position is None:
                 inner_env = self.inside(node.value.value, found[0], found[1], env)
                 return self.item_leaves(found[0], index, inner_env, depth, bindings, via)
@@ -464,7 +466,7 @@ class _Inference:
                                  if isinstance(element, cst.StarredElement)
                                  else self.leaves(element.value, env, depth + 1, bindings, via, local, encodable))]
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            inner_env = {**env, **_comprehension_env(node.for_in)}
+            inner_env = {**env, **comprehension_env(node.for_in)}
             element = node.value if isinstance(node, cst.DictComp) else node.elt
             encodable = encodable and (consumed or isinstance(node, (cst.ListComp, cst.DictComp)))
             return self.leaves(element, inner_env, depth + 1, bindings, via, local, encodable)
@@ -604,7 +606,7 @@ class _Inference:
             return found
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             produced = node.value if isinstance(node, cst.DictComp) else node.elt
-            return [leaves(produced, {**env, **_comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
+            return [leaves(produced, {**env, **comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
         if isinstance(node, cst.Call):
             return self.call_items_leaves(node, env, depth, values)
         return None
@@ -734,7 +736,7 @@ class _Inference:
             return _combine([self.element_type(e.value, env, depth + 1) if isinstance(e, cst.StarredElement)
                              else self.typed(e.value, env, depth + 1) for e in iterated.elements])
         if isinstance(iterated, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return self.typed(iterated.elt, {**env, **_comprehension_env(iterated.for_in)}, depth + 1)
+            return self.typed(iterated.elt, {**env, **comprehension_env(iterated.for_in)}, depth + 1)
         if isinstance(iterated, (cst.Dict, cst.DictComp)):
             return None
         if isinstance(iterated, cst.Call):
@@ -809,7 +811,7 @@ class _Inference:
             return _combine([self.dict_value(e.value, env, depth + 1) if isinstance(e, cst.StarredDictElement)
                              else self.typed(e.value, env, depth + 1) for e in node.elements])
         if isinstance(node, cst.DictComp):
-            return self.typed(node.value, {**env, **_comprehension_env(node.for_in)}, depth + 1)
+            return self.typed(node.value, {**env, **comprehension_env(node.for_in)}, depth + 1)
         if isinstance(node, cst.Call) and self.ctx.callee(node) in _DICT_CALLS:
             parts = [self.dict_value(arg.value, env, depth + 1) if arg.star == "**" or arg.keyword is None
                      else self.typed(arg.value, env, depth + 1) for arg in node.args]
@@ -1116,7 +1118,7 @@ class _Inference:
         return typed is not None and not typed[1] and typed[0].kind in _HOLDS_TENSORS
 
     def subscript_type(self, node: cst.Subscript, env: _Env, depth: int) -> _Typed:
-        index = _constant_index(node)
+        index = constant_index(node)
         if index is not None and isinstance(node.value, cst.Name):  # ``pair[1] for pair in enumerate(xs)``
             found = self.lookup(node.value.value, env)
             if found is not None and found[0].iterated is not None and found[0].position is None:
@@ -1281,60 +1283,8 @@ _FIELD_READERS = frozenset({"dataclasses.asdict", "dataclasses.astuple", "attr.a
                             "attrs.asdict", "attrs.astuple", "builtins.vars"})
 
 
-def _constant_index(node: cst.Subscript) -> int | None:
-    """``i`` of ``x[i]`` for a non-negative integer literal."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-        return None
-    value = node.slice[0].slice.value
-    return int(value.value) if isinstance(value, cst.Integer) and value.value.isdigit() else None
-
-
-def _is_container(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
-                             cst.GeneratorExp))
-
-
 def _is_ellipsis(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Ellipsis)
-
-
-def _comprehension_env(comp_for: cst.CompFor | None) -> _Env:
-    """The names a comprehension binds: a plain name iterates its ``in`` part; others are unknown."""
-    from rlguard.engine.context import Binding  # context imports this module at load time
-
-    env: _Env = {}
-    every = not _has_filters(comp_for)
-    while comp_for is not None:
-        target = comp_for.target
-        if isinstance(target, cst.Name):
-            env[target.value] = (Binding(opaque=True, iterated=comp_for.iter, every_item=every), True)
-        else:
-            env.update({name: None for name in _target_names(target)})
-            if isinstance(target, (cst.Tuple, cst.List)) and not any(
-                    isinstance(e, cst.StarredElement) for e in target.elements):
-                env.update({e.value.value: (Binding(opaque=True, iterated=comp_for.iter, position=i,
-                                                    every_item=every), True)
-                            for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name)})
-        comp_for = comp_for.inner_for_in
-    return env
-
-
-def _has_filters(comp_for: cst.CompFor | None) -> bool:
-    while comp_for is not None:
-        if comp_for.ifs:
-            return True
-        comp_for = comp_for.inner_for_in
-    return False
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def _as_tensor(when: frozenset[Condition] | None) -> _Typed:
@@ -1349,140 +1299,3 @@ def _either(*whens: frozenset[Condition] | None) -> _Typed:
     if any(not when for when in known):
         return ValueType("tensor"), _CERTAIN
     return ValueType("tensor"), frozenset().union(*known)
-
-
-class ForwardReference(NamedTuple):
-    """A string in an annotation that spells a type, and the expression it spells."""
-
-    literal: cst.SimpleString
-    expression: cst.BaseExpression
-
-
-def forward_references(annotation: cst.BaseExpression) -> list[ForwardReference]:
-    """The strings of an annotation that are types: the annotation itself, or a type argument.
-
-    ``Literal[...]`` values and ``Annotated[...]`` metadata are strings, not types. A string
-    with escapes or prefixes, or one that is not an expression, is left out.
-    """
-    found: list[ForwardReference] = []
-
-    def walk(node: cst.BaseExpression, is_type: bool) -> None:
-        if isinstance(node, cst.SimpleString):
-            expression = _parse_reference(node) if is_type else None
-            if expression is not None:
-                found.append(ForwardReference(node, expression))
-        elif isinstance(node, cst.Subscript):
-            origin = (dotted_name(node.value) or "").rpartition(".")[2]
-            if origin != "Literal":
-                for position, subscript in enumerate(node.slice):
-                    if isinstance(subscript.slice, cst.Index):
-                        walk(subscript.slice.value, not (origin == "Annotated" and position > 0))
-        elif isinstance(node, cst.BinaryOperation):  # X | "Y"
-            walk(node.left, True)
-            walk(node.right, True)
-        elif isinstance(node, (cst.List, cst.Tuple)):  # Callable[["X"], "Y"]
-            for element in node.elements:
-                walk(element.value, True)
-
-    walk(annotation, True)
-    return found
-
-
-def annotated_type(annotation: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The type an annotation spells: a string annotation's parsed content, else itself."""
-    return _parse_reference(annotation) if isinstance(annotation, cst.SimpleString) else annotation
-
-
-_UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})
-
-
-def type_alternatives(annotation: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> list[cst.BaseExpression]:
-    """The types an annotation admits: the members of ``Optional[...]``, ``Union[...]`` and
-    ``X | Y``, or the annotation itself; strings read as the types they spell."""
-    spelled = annotated_type(annotation)
-    if spelled is None or depth > 4:
-        return []
-    if isinstance(spelled, cst.Subscript) and ctx.qualname(spelled.value) in _UNIONS:
-        members = [element.slice.value for element in spelled.slice if isinstance(element.slice, cst.Index)]
-    elif isinstance(spelled, cst.BinaryOperation) and isinstance(spelled.operator, cst.BitOr):
-        members = [spelled.left, spelled.right]
-    else:
-        return [spelled]
-    return [alternative for member in members for alternative in type_alternatives(member, ctx, depth + 1)]
-
-
-def _parse_reference(literal: cst.SimpleString) -> cst.BaseExpression | None:
-    if literal.prefix or "\\" in literal.raw_value:
-        return None
-    try:
-        return cst.parse_expression(literal.raw_value)
-    except cst.ParserSyntaxError:
-        return None
-
-
-def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
-    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
-    if not isinstance(source, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in source.elements):
-        return None
-    return source.elements[position].value if position < len(source.elements) else None
-
-
-def literal_items(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """What an argument passes: itself, or the items of a list, tuple or dict literal."""
-    if isinstance(value, (cst.List, cst.Tuple)):
-        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
-    elif isinstance(value, cst.Dict):
-        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
-    else:
-        yield value
-
-
-def loaded_names(root: cst.CSTNode, names: frozenset[str]) -> list[cst.Name]:
-    """Every read of one of ``names`` under ``root``: not assignment targets, attributes, keywords,
-    parameters, imports or definitions. Reads inside nested functions count (they may be closures)."""
-    from rlguard.engine.traversal import iter_nodes
-
-    written: set[int] = set()
-    found = []
-    for node in iter_nodes(root):  # parents come before their children
-        if isinstance(node, cst.Name):
-            if node.value in names and id(node) not in written:
-                found.append(node)
-            continue
-        for target in _written_by(node):
-            written.update(id(name) for name in _target_name_nodes(target))
-    return found
-
-
-def _written_by(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The children of ``node`` that name something rather than read it."""
-    if isinstance(node, cst.Attribute):
-        return [node.attr]
-    if isinstance(node, cst.Arg):
-        return [node.keyword] if node.keyword is not None else []
-    if isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
-        return [node.name]
-    if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-        return [node.target]
-    if isinstance(node, cst.AsName):
-        return [node.name]
-    if isinstance(node, cst.ImportAlias):
-        dotted: list[cst.CSTNode] = []
-        part: cst.CSTNode = node.name
-        while isinstance(part, cst.Attribute):
-            dotted.append(part.attr)
-            part = part.value
-        return [*dotted, part]
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return [item.name for item in node.names]
-    return []
-
-
-def _target_name_nodes(target: cst.CSTNode) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_name_nodes(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_name_nodes(target.value)
-    return []
