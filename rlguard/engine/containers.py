@@ -37,7 +37,8 @@ ITEM_VIEWS = frozenset({"values", "items", "copy"})
 def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> str | None:
     """"list", "dict", "set" or "tuple" for an expression that builds a new container of that type: a
     literal, a comprehension, a call of the type (``dict()``, ``list(xs)``, ``OrderedDict()``) or of a
-    function that gives a new one (``sorted(xs)``, ``dataclasses.asdict(row)``), a container's copy, or a sequence concatenated or repeated (``xs + [t]``,
+    function that gives a new one (``sorted(xs)``, ``dataclasses.asdict(row)``), a container's copy
+    (``d.copy()``, ``xs[:]``), or a sequence concatenated or repeated (``xs + [t]``,
     ``[t] * 2``)."""
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Multiply)) and depth < 4:
         kinds = {container_kind(ctx.value_of(operand), ctx, depth + 1) for operand in (node.left, node.right)}
@@ -51,6 +52,8 @@ def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int
         return "set"
     if isinstance(node, cst.Tuple):
         return "tuple"
+    if isinstance(node, cst.Subscript) and is_full_slice(node) and depth < 4:  # ``xs[:]``: a copy
+        return container_kind(ctx.value_of(node.value), ctx, depth + 1)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy" \
             and not node.args and depth < 4:  # ``d.copy()``: a new container of the same type
         return container_kind(ctx.value_of(node.func.value), ctx, depth + 1)
@@ -157,6 +160,14 @@ def combined_kind(kinds: list[Any]) -> str | None:
     if all(kind == kinds[0] for kind in kinds):
         return kinds[0]
     return "mixed" if all(holds_tensors_kind(kind) for kind in kinds) else None
+
+
+def is_full_slice(node: cst.Subscript) -> bool:
+    """``x[:]``: every item of ``x``, in a copy of the same type."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return False
+    part = node.slice[0].slice
+    return part.lower is None and part.upper is None and part.step is None
 
 
 def constant_index(node: cst.Subscript) -> int | None:

@@ -22,6 +22,7 @@ from rlguard.engine.containers import (
     comprehension_env,
     constant_index,
     container_kind,
+    is_full_slice,
     item_kind,
     literal_item,
     positional_arg,
@@ -451,6 +452,8 @@ class _Inference:
             if binding.iterated is not None and self.kind(node, env, depth) is None:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 return self.item_leaves(binding, binding.position, inner_env, depth, bindings, via)
+        if isinstance(node, cst.Subscript) and is_full_slice(node) and self.kind(node, env, depth) is None:
+            return self.leaves(node.value, env, depth + 1, bindings, via, local, encodable)  # ``xs[:]``: a copy
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self.kind(node, env, depth) is None:
             index, found = constant_index(node), self.lookup(node.value.value, env)  # ``pair[1]``
             if index is not None and found is not None and found[0].iterated is not None and found[0].position is None:
@@ -1127,6 +1130,8 @@ class _Inference:
         inner = self.typed(node.value, env, depth + 1)
         if inner is None:
             return None
+        if is_full_slice(node) and inner[0].kind in ("tensor", "tensors", "tensordict", "returned"):
+            return inner  # ``x[:]``: the same kind of value (a project call's: the index answers it)
         element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
                    "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None

@@ -86,6 +86,7 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
         ("list", "", "{v} = list({p}) + [2]"),
         ("list", "", "{v} = {p} * 2"),
         ("list", "", "{v} = sorted({p}, key=id)"),
+        ("list", "", "{v} = {p}[:]"),
         ("list", "def copy{i}(xs):\n    return list(xs)\n", "{v} = copy{i}({p})"),
     ],
 }

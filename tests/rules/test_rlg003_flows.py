@@ -232,7 +232,7 @@ FLOWS = {
         out = json.dumps({"star": [*pair(t)], "sorted": sorted(pair(t), key=id), "tuple": tuple(pair(t)),
                           "rows": rows})
     """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
-    "zip, enumerate, concatenation and repetition": ("""
+    "zip, enumerate, concatenation, repetition and full slices": ("""
         def pair(x):
             return [x, 1]
 
@@ -241,7 +241,7 @@ FLOWS = {
         more = xs + [3]
         ranked = sorted(xs, key=id)
         out = json.dumps({"zip": list(zip(xs, [1, 2])), "enumerate": list(enumerate(pair(t))), "more": more,
-                          "times": [t] * 2, "ranked": ranked * 2})
+                          "times": [t] * 2, "ranked": ranked * 2, "sliced": xs[:], "helper sliced": pair(t)[:]})
     """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
     "containers passed to helpers": ("""
         def keep(x):
