@@ -37,3 +37,10 @@ def mutation(container: str, method: str) -> list[Term]:
     """Where the values ``container.method(...)`` adds come from (``["item", i]``, ``["spread", i]``,
     ``["keywords"]``); empty when the method adds none."""
     return _data()["mutators"].get(container, {}).get(method, [])
+
+
+@cache
+def list_builders() -> frozenset[str]:
+    """The built-in functions that always give a new list (``sorted``): every overload's result is one."""
+    return frozenset(name for name, overloads in _data()["functions"].items()
+                     if overloads and all(o["result"] is not None and o["result"][0] == "list" for o in overloads))

@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlguard.engine.apimodel import CallShape, model
+from rlguard.engine.containers import views_items
 from rlguard.engine.types import (
-    _ARG_KINDS,
     _ARITHMETIC,
+    ITERATED,
     _HOLDS_TENSORS,
     _LEAF_KINDS,
     AttrTorchMethod,
     Condition,
+    KindIf,
     LeafKind,
     Returns,
     Shape,
@@ -29,6 +31,7 @@ from rlguard.engine.types import (
     _method_value,
     _plain_state,
     ArgKinds,
+    arg_kind,
     attr_facts,
     may_be_project,
 )
@@ -78,7 +81,8 @@ def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> Val
         value: ValueType | None = _project_instance(index, cls.qualname, cls.path)
     else:
         kind = index.returned_kind(condition.qualname, path, args=_known_args(condition.args, index, path))
-        value = ValueType(kind) if kind is not None else None
+        container = index.returned_container(condition.qualname, path) if kind == "holds" else None
+        value = ValueType(kind, container=container) if kind is not None else None
     for method, shape, args in condition.chain:
         if value is None:
             return None
@@ -92,7 +96,9 @@ def _known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[i
     for slot, kind in args:
         if isinstance(kind, Returns):
             value = returned_value_of(kind, index, path)
-            kind = _ARG_KINDS.get(value.kind, "") if value is not None else ""
+            kind = (arg_kind(value) or "") if value is not None else ""
+        elif isinstance(kind, KindIf):
+            kind = kind.kind if any(condition_holds(c, index, path) for c in kind.when) else ""
         if kind:
             known.append((slot, kind))
     return tuple(known)
@@ -128,6 +134,14 @@ def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
             if owner is not None:
                 kind = index.returned_kind(f"{owner}.{name}", path, args=args)
                 return ValueType(kind) if kind is not None else None
+    if method == ITERATED:  # its items, taken one by one (``[*xs]``, ``list(xs)``, ``for x in xs``)
+        return _iterated(value)
+    if value.kind == "holds":  # a container holding tensors, its items unknown one by one (a summary's)
+        # A view or copy of its items holds them; so does an operator's result (``+`` concatenates, ``*``
+        # repeats), where it does not raise. Anything else (an item, a key) is unknown.
+        if method == _ARITHMETIC or (method == "copy" and views_items(method, shape)):
+            return value
+        return ValueType("holds", container="list") if views_items(method, shape) else None  # values, pairs
     if method == _ARITHMETIC:  # a tensor stays one; other values are left unknown
         return ValueType("tensor") if value.kind == "tensor" else None
     call_shape_ = CallShape(shape[0], dict(shape[1])) if shape is not None else None
@@ -138,6 +152,14 @@ def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
         kind = _kind_for_shape(spec, call_shape_)
         return ValueType(kind) if kind is not None else None
     return _method_value(value, method, call_shape_)
+
+
+def _iterated(value: ValueType) -> ValueType | None:
+    """What the items of a value taken one by one hold together: a sequence's items hold what it holds;
+    a dict's and a TensorDict's are their keys; items of other containers are unknown."""
+    if value.kind == "holds":
+        return value._replace(container=None) if value.container in ("list", "tuple", "set") else None
+    return value if value.kind in ("tensor", "tensors", "bulk") else None
 
 
 def _returns_tensors(index: ProjectIndex, callee: str | None, path: str) -> bool:

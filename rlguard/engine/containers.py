@@ -10,13 +10,15 @@ A container's items are read from where it is built (literals, comprehensions, `
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.builtins_model import Term, builtin_results, mutation
+from rlguard.engine.builtins_model import Term, builtin_results, list_builders, mutation
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Added, FileContext
+    from rlguard.engine.types import _Env
 
 # Kinds of the API model whose items are tensors, and what one item is.
 _ITEM_OF_KIND = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed", "td_iter": "tensordict"}
@@ -24,13 +26,24 @@ _ITEM_OF_KIND = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed"
 _VALUE_OF_KIND = {"bulk": "tensor", "tensordict": "entry", "losses": "mixed"}
 _CONTAINER_BUILTINS = {"builtins.dict": "dict", "builtins.list": "list", "builtins.set": "set",
                        "builtins.tuple": "tuple", "builtins.frozenset": "set", "collections.OrderedDict": "dict",
-                       "collections.defaultdict": "dict"}
+                       "collections.defaultdict": "dict", "dataclasses.asdict": "dict", "dataclasses.astuple": "tuple",
+                       "attr.asdict": "dict", "attr.astuple": "tuple", "attrs.asdict": "dict", "attrs.astuple": "tuple"}
 _CONTAINER_NAMES = frozenset(name.rpartition(".")[2] for name in _CONTAINER_BUILTINS)
+# Methods of a container that give, without arguments, a view or a shallow copy of its items (a dict's
+# values among them): what they give holds what the container holds.
+ITEM_VIEWS = frozenset({"values", "items", "copy"})
 
 
-def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | None:
+def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int = 0) -> str | None:
     """"list", "dict", "set" or "tuple" for an expression that builds a new container of that type: a
-    literal, a comprehension, or a call of the type (``dict()``, ``list(xs)``, ``OrderedDict()``)."""
+    literal, a comprehension, a call of the type (``dict()``, ``list(xs)``, ``OrderedDict()``) or of a
+    function that gives a new one (``sorted(xs)``, ``dataclasses.asdict(row)``), a container's copy
+    (``d.copy()``, ``xs[:]``), or a sequence concatenated or repeated (``xs + [t]``,
+    ``[t] * 2``)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Multiply)) and depth < 4:
+        kinds = {container_kind(ctx.value_of(operand), ctx, depth + 1) for operand in (node.left, node.right)}
+        sequences = kinds & {"list", "tuple"}
+        return sequences.pop() if len(sequences) == 1 else None
     if isinstance(node, (cst.List, cst.ListComp)):
         return "list"
     if isinstance(node, (cst.Dict, cst.DictComp)):
@@ -39,12 +52,20 @@ def container_kind(node: cst.BaseExpression | None, ctx: FileContext) -> str | N
         return "set"
     if isinstance(node, cst.Tuple):
         return "tuple"
+    if isinstance(node, cst.Subscript) and is_full_slice(node) and depth < 4:  # ``xs[:]``: a copy
+        return container_kind(ctx.value_of(node.value), ctx, depth + 1)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy" \
+            and not node.args and depth < 4:  # ``d.copy()``: a new container of the same type
+        return container_kind(ctx.value_of(node.func.value), ctx, depth + 1)
     if isinstance(node, cst.Call):
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if last not in _CONTAINER_NAMES:  # most calls: no need to resolve the name
+        if last not in _CONTAINER_NAMES and last not in list_builders():  # most calls: no need to resolve
             return None
-        return _CONTAINER_BUILTINS.get(ctx.callee(node) or "")
+        callee = ctx.callee(node) or ""
+        if callee.startswith("builtins.") and callee[len("builtins."):] in list_builders():
+            return "list"
+        return _CONTAINER_BUILTINS.get(callee)
     return None
 
 
@@ -124,6 +145,12 @@ def value_kind(kind: str) -> str | None:
     return _VALUE_OF_KIND.get(kind)
 
 
+def views_items(method: str, shape: tuple[int, tuple] | None) -> bool:
+    """Whether ``container.method(...)``, called with this shape (positional count, keywords), gives a
+    view or a shallow copy of the container's items: it holds what the container holds."""
+    return method in ITEM_VIEWS and shape == (0, ())
+
+
 def combined_kind(kinds: list[Any]) -> str | None:
     """One kind for items of these kinds: theirs when they agree, "mixed" when all hold tensors, else None."""
     from rlguard.engine.types import holds_tensors_kind
@@ -133,3 +160,75 @@ def combined_kind(kinds: list[Any]) -> str | None:
     if all(kind == kinds[0] for kind in kinds):
         return kinds[0]
     return "mixed" if all(holds_tensors_kind(kind) for kind in kinds) else None
+
+
+def is_full_slice(node: cst.Subscript) -> bool:
+    """``x[:]``: every item of ``x``, in a copy of the same type."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return False
+    part = node.slice[0].slice
+    return part.lower is None and part.upper is None and part.step is None
+
+
+def constant_index(node: cst.Subscript) -> int | None:
+    """``i`` of ``x[i]`` for a non-negative integer literal."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    return int(value.value) if isinstance(value, cst.Integer) and value.value.isdigit() else None
+
+
+def comprehension_env(comp_for: cst.CompFor | None) -> _Env:
+    """The names a comprehension binds: a plain name iterates its ``in`` part; others are unknown."""
+    from rlguard.engine.context import Binding  # context imports this module at load time
+
+    env: _Env = {}
+    every = not _has_filters(comp_for)
+    while comp_for is not None:
+        target = comp_for.target
+        if isinstance(target, cst.Name):
+            env[target.value] = (Binding(opaque=True, iterated=comp_for.iter, every_item=every), True)
+        else:
+            env.update({name: None for name in _target_names(target)})
+            if isinstance(target, (cst.Tuple, cst.List)) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.elements):
+                env.update({e.value.value: (Binding(opaque=True, iterated=comp_for.iter, position=i,
+                                                    every_item=every), True)
+                            for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name)})
+        comp_for = comp_for.inner_for_in
+    return env
+
+
+def _has_filters(comp_for: cst.CompFor | None) -> bool:
+    while comp_for is not None:
+        if comp_for.ifs:
+            return True
+        comp_for = comp_for.inner_for_in
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
+    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
+    if not isinstance(source, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in source.elements):
+        return None
+    return source.elements[position].value if position < len(source.elements) else None
+
+
+def literal_items(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """What an argument passes: itself, or the items of a list, tuple or dict literal."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
+    elif isinstance(value, cst.Dict):
+        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
+    else:
+        yield value

@@ -15,15 +15,13 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
-from rlguard.engine.containers import assigned_item, augmented, container_kind, mutation_added
+from rlguard.engine.annotations import type_alternatives
+from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
     annotated_tensors,
     is_tensor_valued,
-    literal_item,
-    literal_items,
     may_be_project,
-    type_alternatives,
 )
 
 if TYPE_CHECKING:
@@ -64,6 +62,9 @@ class Added(NamedTuple):
 
     value: cst.BaseExpression
     spread: bool = False
+    # The bindings the value's names had where it was added (a loop variable rebound later still names
+    # what was added then): (name, (binding, whether in the innermost scope)).
+    names: tuple[tuple[str, tuple[Binding, bool]], ...] = ()
 
 
 # What a name means while a bound value is read: ``x = x.to(device)`` reads the previous ``x``.
@@ -418,7 +419,7 @@ class FileContext:
             if container is not None:
                 added = assigned_item(container[1], target, value)
                 if added is not None:
-                    container[0].added.append(added)
+                    container[0].added.append(self.pinned(added))
         elif isinstance(target, (cst.Tuple, cst.List)):
             unpacked = None if has_starred(target.elements) else value  # a starred target shifts positions
             for position, element in enumerate(target.elements):
@@ -612,20 +613,28 @@ class FileContext:
         kind = container_kind(binding.value, self)
         return (binding, kind) if kind is not None else None
 
+    def pinned(self, added: Added) -> Added:
+        """``added`` with the bindings its names have here (``Added.names``)."""
+        from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
+
+        names = {node.value for node in iter_nodes(added.value) if isinstance(node, cst.Name)}
+        return added._replace(names=tuple((name, found) for name in sorted(names)
+                                          if (found := self.find_binding(name)) is not None))
+
     def record_mutation(self, node: cst.Call) -> None:
         """``items.append(v)``, ``metrics.update(other)``: the values a followed container gains."""
         if not isinstance(node.func, cst.Attribute):
             return
         container = self.mutable_container(node.func.value)
         if container is not None:
-            container[0].added.extend(mutation_added(container[1], node.func.attr.value, node))
+            container[0].added.extend(map(self.pinned, mutation_added(container[1], node.func.attr.value, node)))
 
     def record_augmented(self, node: cst.AugAssign) -> None:
         """``items += more``: the container gains the items; any other augmented assignment rebinds."""
         container = self.mutable_container(node.target)
         added = augmented(container[1], node.operator, node.value) if container is not None else None
         if container is not None and added is not None:
-            container[0].added.append(added)
+            container[0].added.append(self.pinned(added))
         else:
             self.bind_opaque(node.target)
 

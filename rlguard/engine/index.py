@@ -76,6 +76,9 @@ class Returned(NamedTuple):
     # When ``kind`` is unknown: (parameter, kind it is given, kind the value then has), for the parameters
     # that decide it (``return (pred - target).pow(2).mean()`` is a tensor when ``pred`` is one).
     given: tuple[tuple[str, str, str], ...] = ()
+    # The type of container the value is built as, where it is a new one ("dict", "list", "tuple", "set"):
+    # iterating a dict gives its keys, not what it holds.
+    container: str | None = None
 
 
 class FunctionFacts:
@@ -234,6 +237,13 @@ class ProjectIndex:
         kinds = self._every_return(qualname, near, seen, lambda function, returned: _given_kind(
             function, returned, args), self.returned_kind)
         return kinds[0] if kinds and len(set(kinds)) == 1 else None
+
+    def returned_container(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> str | None:
+        """The container type ("dict", "list", ...) every ``return`` of the project function or method
+        builds, itself or through the factories it returns; None when unknown or they differ."""
+        types = self._every_return(qualname, near, seen, lambda _, returned: returned.container,
+                                   self.returned_container)
+        return types[0] if types and len(set(types)) == 1 else None
 
     def reaches_sink(self, qualname: str, args: tuple[tuple[int | str, str], ...], near: str = "",
                      seen: tuple[str, ...] = ()) -> tuple[int | str, str] | None:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from rlguard.engine.lazy import cst
 
+from rlguard.engine.containers import container_kind
 from rlguard.engine.index import Returned
 from rlguard.engine.types import _HOLDS_TENSORS, SUMMARY_KINDS, _Env, _Inference, unplaced_tensordict
 
@@ -42,7 +43,8 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
                 found = _returned_kind(inference, node, {})
             if found in _HOLDS_TENSORS:
                 given += ((param, assumed, found),)
-    return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given)
+    return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given,
+                    container_kind(ctx.value_of(node), ctx))
 
 
 def _returned_kind(inference: _Inference, node: cst.BaseExpression, env: _Env) -> str | None:

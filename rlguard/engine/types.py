@@ -9,25 +9,29 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
-from collections.abc import Iterator
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.apimodel import TENSOR, TENSORDICT, CallShape, model, select
 from rlguard.engine.builtins_model import Term
+from rlguard.engine.annotations import annotated_type
 from rlguard.engine.containers import (
+    ITEM_VIEWS,
     builtin_terms,
     combined_kind,
+    comprehension_env,
+    constant_index,
     container_kind,
+    is_full_slice,
     item_kind,
+    literal_item,
     positional_arg,
     term_args,
     value_kind,
 )
-from rlguard.engine.names import dotted_name
 
 if TYPE_CHECKING:
-    from rlguard.engine.context import Binding, FileContext
+    from rlguard.engine.context import Added, Binding, FileContext
     from rlguard.engine.index import AttrFact, ClassFacts, ProjectIndex
 
 
@@ -105,11 +109,20 @@ class AttrTorchMethod:
     method: str
 
 
+@dataclass(frozen=True)
+class KindIf:
+    """An argument of a summary kind (``SUMMARY_KINDS``) when one of the conditions holds (``[scale(t)]``:
+    a list holding tensors when ``scale`` gives one)."""
+
+    kind: str
+    when: frozenset[Condition]
+
+
 # A call as the value model keeps it: (positional count, keywords with their True/False literal or None).
 Shape = tuple[int, tuple[tuple[str, bool | None], ...]] | None
 # (position or keyword, kind) of the arguments of a call whose kind is known: a kind, or what a project
 # call gives (``scale(scale(x))``), which the index answers first.
-ArgKinds = tuple[tuple[int | str, "str | Returns"], ...]
+ArgKinds = tuple[tuple[int | str, "str | Returns | KindIf"], ...]
 
 
 @dataclass(frozen=True)
@@ -172,6 +185,7 @@ class ValueType(NamedTuple):
     kind: str
     cls: str | None = None  # for objects: the nearest class the API model knows
     project: str | None = None  # for objects of a project class: its qualified name
+    container: str | None = None  # for "holds": the type of container ("dict", "list", ...), when known
 
 
 def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool = False) -> list[Leaf]:
@@ -187,7 +201,7 @@ def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool 
 def argument_kinds(call: cst.Call, ctx: FileContext) -> tuple[tuple[int | str, str], ...]:
     """(position or keyword, kind) of the arguments of a call that are certainly tensors or TensorDicts."""
     return tuple((slot, kind) for slot, kind in _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
-                 if isinstance(kind, str))
+                 if isinstance(kind, str) and kind in _ARG_KINDS.values())
 
 
 def annotated_tensors(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -417,7 +431,9 @@ class _Inference:
 
     # ----- containers -----
     def leaves(self, node: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
-               local: bool, encodable: bool) -> list[Leaf]:
+               local: bool, encodable: bool, consumed: bool = False) -> list[Leaf]:
+        """The tensor-valued parts of ``node``. ``consumed``: something iterates ``node`` itself (``list(s)``),
+        so that it is a set, a generator or an iterator does not keep its parts from being encoded."""
         if depth > MAX_DEPTH:
             return []
         if isinstance(node, cst.Name):
@@ -429,15 +445,17 @@ class _Inference:
             if binding.value is not None and self.is_new_container(binding.value) and not binding.opaque:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 found_leaves = self.leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
-                                           local, encodable)
+                                           local, encodable, consumed)
                 # ``metrics[k] = loss`` in a loop: the values added, named where they were added.
                 return found_leaves + [leaf for added in binding.added for leaf in self.leaves(
-                    added.value, env, depth + 1, bindings + (binding,), via + (node,), False, encodable)]
+                    added.value, _pinned(env, added), depth + 1, bindings + (binding,), via + (node,), False, encodable)]
             if binding.iterated is not None and self.kind(node, env, depth) is None:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 return self.item_leaves(binding, binding.position, inner_env, depth, bindings, via)
+        if isinstance(node, cst.Subscript) and is_full_slice(node) and self.kind(node, env, depth) is None:
+            return self.leaves(node.value, env, depth + 1, bindings, via, local, encodable)  # ``xs[:]``: a copy
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self.kind(node, env, depth) is None:
-            index, found = _constant_index(node), self.lookup(node.value.value, env)  # ``pair[1]``
+            index, found = constant_index(node), self.lookup(node.value.value, env)  # ``pair[1]``
             if index is not None and found is not None and found[0].iterated is not None and found[0].position is None:
                 inner_env = self.inside(node.value.value, found[0], found[1], env)
                 return self.item_leaves(found[0], index, inner_env, depth, bindings, via)
@@ -445,17 +463,22 @@ class _Inference:
             return [leaf for element in node.elements
                     for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            encodable = encodable and not isinstance(node, cst.Set)
+            encodable = encodable and (consumed or not isinstance(node, cst.Set))
             return [leaf for element in node.elements
-                    for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
+                    for leaf in (self.iterated_leaves(element.value, env, depth, bindings, via, encodable)
+                                 if isinstance(element, cst.StarredElement)
+                                 else self.leaves(element.value, env, depth + 1, bindings, via, local, encodable))]
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            inner_env = {**env, **_comprehension_env(node.for_in)}
+            inner_env = {**env, **comprehension_env(node.for_in)}
             element = node.value if isinstance(node, cst.DictComp) else node.elt
-            encodable = encodable and isinstance(node, (cst.ListComp, cst.DictComp))
+            encodable = encodable and (consumed or isinstance(node, (cst.ListComp, cst.DictComp)))
             return self.leaves(element, inner_env, depth + 1, bindings, via, local, encodable)
+        if isinstance(node, cst.BinaryOperation) and self.is_new_container(node):  # ``xs + [t]``, ``[t] * 2``
+            return [leaf for operand in (node.left, node.right)
+                    for leaf in self.leaves(operand, env, depth + 1, bindings, via, local, encodable)]
         kind, followed = self.kind(node, env, depth), self.followed(node, env)
         if kind is None:
-            return self.passed_on(node, followed, env, depth, bindings, via, encodable)
+            return self.passed_on(node, followed, env, depth, bindings, via, encodable, consumed)
         if followed is not None:
             local = local and followed[1]
         return [Leaf(node, kind[0], kind[1], bindings + ((followed[0],) if followed else ()), via, local, encodable)]
@@ -493,20 +516,22 @@ class _Inference:
         items = self.iterated_items(binding.iterated, position, env, depth + 1)
         if items is None and binding.every_item:  # the whole source's parts
             source = self.iteration_source(binding.iterated, position)
-            items = [self.leaves(source, env, depth + 1, (), (), False, True)] if source is not None else None
+            items = [self.source_leaves(*source, env, depth + 1)] if source is not None else None
         if not items or not (all(items) or binding.every_item):
             return []
         return [leaf._replace(local=False, bindings=bindings + leaf.bindings, via=via + leaf.via)
                 for item in items for leaf in item]
 
-    def iteration_source(self, iterated: cst.BaseExpression, position: int | None) -> cst.BaseExpression | None:
-        """The container whose items (or values) an iteration binds: ``d`` of ``d.items()`` at position 1,
-        ``xs`` of ``enumerate(xs)`` at 1, of ``zip(ws, xs)`` at 1, of ``for x in xs``; None when unknown."""
+    def iteration_source(self, iterated: cst.BaseExpression,
+                         position: int | None) -> tuple[cst.BaseExpression, bool] | None:
+        """The container whose items (or values) an iteration binds, and whether they are its items taken
+        one by one (not a dict's values): ``d`` of ``d.items()`` at position 1, ``xs`` of ``enumerate(xs)``
+        at 1, of ``zip(ws, xs)`` at 1, of ``for x in xs``; None when unknown."""
         called = method_call(iterated)
         if called is not None and called[1] in ("items", "values") and not iterated.args:  # type: ignore[attr-defined]
-            return called[0] if (position == 1) == (called[1] == "items") else None
+            return (called[0], False) if (position == 1) == (called[1] == "items") else None
         if position is None:
-            return None if container_kind(self.ctx.value_of(iterated), self.ctx) == "dict" else iterated
+            return iterated, True
         qualname = self.ctx.callee(iterated) if isinstance(iterated, cst.Call) else None
         terms = builtin_terms(qualname, iterated) if qualname is not None else None  # type: ignore[arg-type]
         if not terms or len({repr(term) for term in terms}) != 1 or terms[0] is None:
@@ -515,7 +540,27 @@ class _Inference:
         if term[0] != "iter" or term[1][0] != "tuple" or position >= len(term[1][1]):
             return None
         part = term[1][1][position]
-        return positional_arg(iterated, part[1]) if part[0] == "elem" else None  # type: ignore[arg-type]
+        source = positional_arg(iterated, part[1]) if part[0] == "elem" else None  # type: ignore[arg-type]
+        return (source, True) if source is not None else None
+
+    def source_leaves(self, source: cst.BaseExpression, by_iteration: bool, env: _Env, depth: int) -> list[Leaf]:
+        """The parts of what ``iteration_source`` found: its items' when ``by_iteration``, else its own."""
+        if by_iteration:
+            return self.iterated_leaves(source, env, depth, (), (), True)
+        return self.leaves(source, env, depth, (), (), False, True)
+
+    def iterated_leaves(self, source: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
+                        encodable: bool) -> list[Leaf]:
+        """The parts the items of ``source`` hold together, taken one by one (``[*xs]``, ``list(xs)``, ``for x
+        in xs``): a dict's items are its keys; what a project call gives, the index iterates (``ITERATED``)."""
+        typed = self.typed(source, env, depth + 1)
+        if container_kind(self.ctx.value_of(source), self.ctx) == "dict" or (typed and typed[0].container == "dict"):
+            return []
+        found = self.leaves(source, env, depth + 1, bindings, via, False, encodable, consumed=True)
+        if typed is None or typed[0].kind != "returned":
+            return found
+        iterated = self.chained_link(typed, (ITERATED, None, ()))
+        return [leaf._replace(kind="mixed", when=iterated[1]) for leaf in found] if iterated is not None else []
 
     def items(self, node: cst.BaseExpression, env: _Env, depth: int, values: bool) -> list[list[Leaf]] | None:
         """Per item of a container (per value of a dict, with ``values``; a dict's items are otherwise its
@@ -534,8 +579,9 @@ class _Inference:
             if inner is None:
                 return None
             for added in binding.added:
-                more = self.items(added.value, env, depth + 1, values) if added.spread \
-                    else [leaves(added.value, env, depth + 1, (), (), False, True)]
+                added_env = _pinned(env, added)
+                more = self.items(added.value, added_env, depth + 1, values) if added.spread \
+                    else [leaves(added.value, added_env, depth + 1, (), (), False, True)]
                 if more is None:
                     return None
                 inner += more
@@ -563,7 +609,7 @@ class _Inference:
             return found
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             produced = node.value if isinstance(node, cst.DictComp) else node.elt
-            return [leaves(produced, {**env, **_comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
+            return [leaves(produced, {**env, **comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
         if isinstance(node, cst.Call):
             return self.call_items_leaves(node, env, depth, values)
         return None
@@ -593,7 +639,7 @@ class _Inference:
         return self.items(source, env, depth + 1, False) if source is not None else None
 
     def passed_on(self, node: cst.BaseExpression, followed: tuple[Binding, bool] | None, env: _Env, depth: int,
-                  bindings: tuple, via: tuple, encodable: bool) -> list[Leaf]:
+                  bindings: tuple, via: tuple, encodable: bool, consumed: bool) -> list[Leaf]:
         """The parts of a call that hands on what it is given (``asdict(row)``, ``dict(**kw)``), itself or
         through the name bound to it (``fields = asdict(row)``)."""
         if followed is not None and isinstance(node, cst.Name):
@@ -602,9 +648,9 @@ class _Inference:
                 return []
             inner_env = self.inside(node.value, binding, innermost, env)
             return self.call_leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
-                                    encodable) or []
+                                    encodable, consumed) or []
         if isinstance(node, cst.Call):
-            return self.call_leaves(node, env, depth, bindings, via, encodable) or []
+            return self.call_leaves(node, env, depth, bindings, via, encodable, consumed) or []
         return []
 
     def is_new_container(self, node: cst.BaseExpression) -> bool:
@@ -612,11 +658,12 @@ class _Inference:
         return container_kind(node, self.ctx) is not None
 
     def call_leaves(self, node: cst.Call, env: _Env, depth: int, bindings: tuple, via: tuple,
-                    encodable: bool) -> list[Leaf] | None:
+                    encodable: bool, consumed: bool = False) -> list[Leaf] | None:
         """The parts of a call that passes its arguments' items on: ``dict(a=t, **other)``, ``list(xs)``,
         ``sorted(xs)``, ``dataclasses.asdict(stats)``, ``d.values()``; None for any other call."""
         qualname = self.ctx.callee(node)
         inner: list[cst.BaseExpression] = []
+        iterated: list[cst.BaseExpression] = []  # sources whose items it takes one by one
         if qualname in _DICT_CALLS:
             inner = [arg.value for arg in node.args if arg.keyword is not None or arg.star == "**"]
             first = positional_arg(node, 0)
@@ -631,23 +678,24 @@ class _Inference:
             for term in terms:
                 assert term is not None
                 element = term[1]
-                if element[0] == "elem":
-                    source = positional_arg(node, element[1])
-                    if source is None or container_kind(self.ctx.value_of(source), self.ctx) == "dict":
-                        return None  # a dict's items are its keys
-                    inner.append(source)
-                elif element[0] != "value":
-                    return None
-            encodable = encodable and qualname not in ("builtins.set", "builtins.frozenset", "builtins.iter",
-                                                       "builtins.reversed", "builtins.enumerate", "builtins.zip")
+                # An item of an argument, a tuple of such items (``zip``, ``enumerate``), or a plain value.
+                parts = element[1] if element[0] == "tuple" else [element]
+                for part in parts:
+                    source = positional_arg(node, part[1]) if part[0] == "elem" else None
+                    if source is None and part[0] != "value":
+                        return None
+                    iterated += [source] if source is not None else []
+            encodable = encodable and (consumed or qualname not in ("builtins.set", "builtins.frozenset", "builtins.iter",
+                                                       "builtins.reversed", "builtins.enumerate", "builtins.zip"))
         else:
             called = method_call(node)
-            if called is None or called[1] not in _DICT_VIEWS or not positional(node) == []:
+            if called is None or called[1] not in (*ITEM_VIEWS, "_asdict") or not positional(node) == []:
                 return None
             if called[1] == "_asdict":
                 return self.field_leaves(called[0], env, depth, bindings, via)
             inner = [called[0]]  # a view or copy holds what its dict holds
-        return [leaf for value in inner for leaf in self.leaves(value, env, depth + 1, bindings, via, False, encodable)]
+        return [*(leaf for value in inner for leaf in self.leaves(value, env, depth + 1, bindings, via, False, encodable)),
+                *(leaf for source in iterated for leaf in self.iterated_leaves(source, env, depth, bindings, via, encodable))]
 
     def field_leaves(self, instance: cst.BaseExpression, env: _Env, depth: int, bindings: tuple,
                      via: tuple) -> list[Leaf] | None:
@@ -684,14 +732,14 @@ class _Inference:
                     return None  # a dict's items are its keys
                 inner_env = self.inside(iterated.value, binding, innermost, env)
                 parts = [self.element_type(binding.value, inner_env, depth + 1) if binding.value is not None else None]
-                parts += [self.element_type(a.value, env, depth + 1) if a.spread else self.typed(a.value, env, depth + 1)
-                          for a in binding.added]
+                parts += [self.element_type(a.value, _pinned(env, a), depth + 1) if a.spread
+                          else self.typed(a.value, _pinned(env, a), depth + 1) for a in binding.added]
                 return _combine(parts)
         if isinstance(iterated, (cst.List, cst.Tuple, cst.Set)):
             return _combine([self.element_type(e.value, env, depth + 1) if isinstance(e, cst.StarredElement)
                              else self.typed(e.value, env, depth + 1) for e in iterated.elements])
         if isinstance(iterated, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return self.typed(iterated.elt, {**env, **_comprehension_env(iterated.for_in)}, depth + 1)
+            return self.typed(iterated.elt, {**env, **comprehension_env(iterated.for_in)}, depth + 1)
         if isinstance(iterated, (cst.Dict, cst.DictComp)):
             return None
         if isinstance(iterated, cst.Call):
@@ -759,14 +807,14 @@ class _Inference:
             if binding.value is not None and not binding.opaque and self.is_new_container(binding.value):
                 inner_env = self.inside(node.value, binding, innermost, env)
                 parts = [self.dict_value(binding.value, inner_env, depth + 1)]
-                parts += [self.dict_value(a.value, env, depth + 1) if a.spread else self.typed(a.value, env, depth + 1)
-                          for a in binding.added]
+                parts += [self.dict_value(a.value, _pinned(env, a), depth + 1) if a.spread
+                          else self.typed(a.value, _pinned(env, a), depth + 1) for a in binding.added]
                 return _combine(parts)
         if isinstance(node, cst.Dict):
             return _combine([self.dict_value(e.value, env, depth + 1) if isinstance(e, cst.StarredDictElement)
                              else self.typed(e.value, env, depth + 1) for e in node.elements])
         if isinstance(node, cst.DictComp):
-            return self.typed(node.value, {**env, **_comprehension_env(node.for_in)}, depth + 1)
+            return self.typed(node.value, {**env, **comprehension_env(node.for_in)}, depth + 1)
         if isinstance(node, cst.Call) and self.ctx.callee(node) in _DICT_CALLS:
             parts = [self.dict_value(arg.value, env, depth + 1) if arg.star == "**" or arg.keyword is None
                      else self.typed(arg.value, env, depth + 1) for arg in node.args]
@@ -863,7 +911,7 @@ class _Inference:
                 return annotated, _CERTAIN
         inner_env = self.inside(node.value, binding, innermost, env)
         if binding.assumed is not None:  # a parameter, while a summary is computed
-            return ValueType(binding.assumed), _CERTAIN
+            return _ASSUMED.get(binding.assumed, ValueType(binding.assumed)), _CERTAIN
         if binding.iterated is not None:
             if binding.position is not None:
                 return self.unpacked_item(binding.iterated, binding.position, inner_env, depth + 1)
@@ -977,12 +1025,16 @@ class _Inference:
             if isinstance(bound.params.star_arg, (cst.Param, cst.ParamStar)) or bound.params.kwonly_params \
                     or bound.params.star_kwarg is not None or len(params) != len(node.args):
                 return None
-            lambda_env = dict(inner_env)
+            lambda_env, passed = dict(inner_env), set[Condition]()
             for param, arg in zip(params, node.args, strict=True):
                 typed = self.typed(arg.value, env, depth + 1)
-                kind = typed[0].kind if typed is not None and not typed[1] else None
+                kind = typed[0].kind if typed is not None else None
+                if typed is not None and typed[1]:  # a kind under conditions: the result is under them too
+                    passed |= typed[1]
+                    kind = "tensor" if kind == "returned" else kind  # what a project call gives: taken as a tensor
                 lambda_env[param.name.value] = (Binding(assumed=kind), True) if kind is not None else None
-            return self.typed(bound.body, lambda_env, depth + 1)
+            result = self.typed(bound.body, lambda_env, depth + 1)
+            return (result[0], result[1] | passed) if result is not None else None
         return None
 
     def chained(self, typed: _Typed, method: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
@@ -1011,21 +1063,34 @@ class _Inference:
 
     def arg_kinds(self, node: cst.Call, env: _Env, depth: int) -> ArgKinds:
         """(position or keyword, kind) of a call's arguments that are certainly tensors or TensorDicts."""
-        found: list[tuple[int | str, str | Returns]] = []
+        found: list[tuple[int | str, str | Returns | KindIf]] = []
         position = 0
         for arg in node.args:
             if arg.star:
                 break  # later positions are unknown
-            typed = self.typed(arg.value, env, depth + 1)
-            kind: str | Returns | None = _ARG_KINDS.get(typed[0].kind) if typed is not None and not typed[1] else None
+            typed = self.typed(arg.value, env, depth + 1) or self.container_type(arg.value, env, depth + 1)
+            kind: str | Returns | KindIf | None = arg_kind(typed[0]) if typed is not None and not typed[1] else None
             condition = next(iter(typed[1])) if typed is not None and len(typed[1]) == 1 else None
             if typed is not None and typed[0].kind == "returned" and isinstance(condition, Returns):
                 kind = condition  # what a project call gives: the index answers it
+            elif typed is not None and typed[1] and arg_kind(typed[0]) is not None:  # ``[scale(t)]``, ``half(scale(t))``
+                kind = KindIf(arg_kind(typed[0]) or "", typed[1])
             slot: int | str = arg.keyword.value if arg.keyword is not None else position
             if kind is not None:
                 found.append((slot, kind))
             position += arg.keyword is None
         return tuple(found)
+
+    def container_type(self, node: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
+        """A new container (or a name bound to one) holding tensors: "holds", with its type, under the
+        conditions its parts are tensor-valued under (certainly when one part is)."""
+        container = container_kind(self.ctx.value_of(node), self.ctx)
+        found = self.leaves(node, env, depth, (), (), True, True) if container is not None else []
+        if not found:
+            return None
+        certain = any(leaf.certain for leaf in found)
+        return ValueType("holds", container=container), _CERTAIN if certain else frozenset().union(
+            *(leaf.when for leaf in found))
 
     def method_type(self, receiver: ValueType, method: str, node: cst.Call) -> ValueType | None:
         """What ``receiver.method(...)`` gives."""
@@ -1056,7 +1121,7 @@ class _Inference:
         return typed is not None and not typed[1] and typed[0].kind in _HOLDS_TENSORS
 
     def subscript_type(self, node: cst.Subscript, env: _Env, depth: int) -> _Typed:
-        index = _constant_index(node)
+        index = constant_index(node)
         if index is not None and isinstance(node.value, cst.Name):  # ``pair[1] for pair in enumerate(xs)``
             found = self.lookup(node.value.value, env)
             if found is not None and found[0].iterated is not None and found[0].position is None:
@@ -1065,8 +1130,12 @@ class _Inference:
         inner = self.typed(node.value, env, depth + 1)
         if inner is None:
             return None
+        if is_full_slice(node) and inner[0].kind in ("tensor", "tensors", "tensordict", "returned"):
+            return inner  # ``x[:]``: the same kind of value (a project call's: the index answers it)
         if any(isinstance(element.slice, cst.Slice) for element in node.slice):
-            return inner  # a slice keeps what it slices: a list's is a list, a tensor's a tensor
+            # A part of a tensor, or of a list whose every item is one (``sorted(xs)[:3]``), is the same
+            # kind; a part of anything else may leave its tensors out. Never one item.
+            return inner if inner[0].kind in ("tensor", "tensors", "tensordict") else None
         element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
                    "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None
@@ -1165,6 +1234,11 @@ class _Inference:
         return self.ctx.callee(node) if isinstance(node, cst.Call) else None
 
 
+def _pinned(env: _Env, added: Added) -> _Env:
+    """The environment an added value is read in: its names as they were bound where it was added."""
+    return {**env, **dict(added.names)} if added.names else env
+
+
 def holds_tensors_kind(kind: str) -> bool:
     return kind in _HOLDS_TENSORS
 
@@ -1195,13 +1269,22 @@ def _combine_alternatives(found: list[_Typed]) -> _Typed:
 _NOT_A_CONTAINER_CALL = object()
 _MAX_CHAIN = 6  # calls followed on a project call's result
 _ARITHMETIC = "<arithmetic>"  # a link of ``Returns.chain``: an operator applied to the value
+ITERATED = "<iterated>"  # a link of ``Returns.chain``: the value's items taken one by one, together
 # The kinds a summary assumes its parameters to have, and the argument kinds that give them.
-SUMMARY_KINDS = ("tensor", "tensordict")
+# A container holding tensors is given as a dict ("holds-dict", whose items taken one by one are its keys)
+# or as another container ("holds-list").
+SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict")
 _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
+_ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict")}
+
+
+def arg_kind(value: ValueType) -> str | None:
+    """The summary kind (``SUMMARY_KINDS``) an argument of this value gives its parameter; None when none."""
+    if value.kind == "holds" and value.container is not None:
+        return "holds-dict" if value.container == "dict" else "holds-list"
+    return _ARG_KINDS.get(value.kind)
 # Calls that build a dict from their arguments' items and their keywords.
 _DICT_CALLS = frozenset({"builtins.dict", "collections.OrderedDict"})
-# Methods of a dict that give its values (or (key, value) pairs) without changing it.
-_DICT_VIEWS = frozenset({"values", "items", "copy", "_asdict"})
 # Functions that give a copy of an instance with some fields replaced.
 _REPLACERS = frozenset({"dataclasses.replace", "attr.evolve", "attrs.evolve", "copy.replace"})
 # Functions whose result holds the fields of the instance they are given.
@@ -1209,60 +1292,8 @@ _FIELD_READERS = frozenset({"dataclasses.asdict", "dataclasses.astuple", "attr.a
                             "attrs.asdict", "attrs.astuple", "builtins.vars"})
 
 
-def _constant_index(node: cst.Subscript) -> int | None:
-    """``i`` of ``x[i]`` for a non-negative integer literal."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-        return None
-    value = node.slice[0].slice.value
-    return int(value.value) if isinstance(value, cst.Integer) and value.value.isdigit() else None
-
-
-def _is_container(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
-                             cst.GeneratorExp))
-
-
 def _is_ellipsis(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Ellipsis)
-
-
-def _comprehension_env(comp_for: cst.CompFor | None) -> _Env:
-    """The names a comprehension binds: a plain name iterates its ``in`` part; others are unknown."""
-    from rlguard.engine.context import Binding  # context imports this module at load time
-
-    env: _Env = {}
-    every = not _has_filters(comp_for)
-    while comp_for is not None:
-        target = comp_for.target
-        if isinstance(target, cst.Name):
-            env[target.value] = (Binding(opaque=True, iterated=comp_for.iter, every_item=every), True)
-        else:
-            env.update({name: None for name in _target_names(target)})
-            if isinstance(target, (cst.Tuple, cst.List)) and not any(
-                    isinstance(e, cst.StarredElement) for e in target.elements):
-                env.update({e.value.value: (Binding(opaque=True, iterated=comp_for.iter, position=i,
-                                                    every_item=every), True)
-                            for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name)})
-        comp_for = comp_for.inner_for_in
-    return env
-
-
-def _has_filters(comp_for: cst.CompFor | None) -> bool:
-    while comp_for is not None:
-        if comp_for.ifs:
-            return True
-        comp_for = comp_for.inner_for_in
-    return False
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def _as_tensor(when: frozenset[Condition] | None) -> _Typed:
@@ -1277,140 +1308,3 @@ def _either(*whens: frozenset[Condition] | None) -> _Typed:
     if any(not when for when in known):
         return ValueType("tensor"), _CERTAIN
     return ValueType("tensor"), frozenset().union(*known)
-
-
-class ForwardReference(NamedTuple):
-    """A string in an annotation that spells a type, and the expression it spells."""
-
-    literal: cst.SimpleString
-    expression: cst.BaseExpression
-
-
-def forward_references(annotation: cst.BaseExpression) -> list[ForwardReference]:
-    """The strings of an annotation that are types: the annotation itself, or a type argument.
-
-    ``Literal[...]`` values and ``Annotated[...]`` metadata are strings, not types. A string
-    with escapes or prefixes, or one that is not an expression, is left out.
-    """
-    found: list[ForwardReference] = []
-
-    def walk(node: cst.BaseExpression, is_type: bool) -> None:
-        if isinstance(node, cst.SimpleString):
-            expression = _parse_reference(node) if is_type else None
-            if expression is not None:
-                found.append(ForwardReference(node, expression))
-        elif isinstance(node, cst.Subscript):
-            origin = (dotted_name(node.value) or "").rpartition(".")[2]
-            if origin != "Literal":
-                for position, subscript in enumerate(node.slice):
-                    if isinstance(subscript.slice, cst.Index):
-                        walk(subscript.slice.value, not (origin == "Annotated" and position > 0))
-        elif isinstance(node, cst.BinaryOperation):  # X | "Y"
-            walk(node.left, True)
-            walk(node.right, True)
-        elif isinstance(node, (cst.List, cst.Tuple)):  # Callable[["X"], "Y"]
-            for element in node.elements:
-                walk(element.value, True)
-
-    walk(annotation, True)
-    return found
-
-
-def annotated_type(annotation: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The type an annotation spells: a string annotation's parsed content, else itself."""
-    return _parse_reference(annotation) if isinstance(annotation, cst.SimpleString) else annotation
-
-
-_UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})
-
-
-def type_alternatives(annotation: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> list[cst.BaseExpression]:
-    """The types an annotation admits: the members of ``Optional[...]``, ``Union[...]`` and
-    ``X | Y``, or the annotation itself; strings read as the types they spell."""
-    spelled = annotated_type(annotation)
-    if spelled is None or depth > 4:
-        return []
-    if isinstance(spelled, cst.Subscript) and ctx.qualname(spelled.value) in _UNIONS:
-        members = [element.slice.value for element in spelled.slice if isinstance(element.slice, cst.Index)]
-    elif isinstance(spelled, cst.BinaryOperation) and isinstance(spelled.operator, cst.BitOr):
-        members = [spelled.left, spelled.right]
-    else:
-        return [spelled]
-    return [alternative for member in members for alternative in type_alternatives(member, ctx, depth + 1)]
-
-
-def _parse_reference(literal: cst.SimpleString) -> cst.BaseExpression | None:
-    if literal.prefix or "\\" in literal.raw_value:
-        return None
-    try:
-        return cst.parse_expression(literal.raw_value)
-    except cst.ParserSyntaxError:
-        return None
-
-
-def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
-    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
-    if not isinstance(source, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in source.elements):
-        return None
-    return source.elements[position].value if position < len(source.elements) else None
-
-
-def literal_items(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """What an argument passes: itself, or the items of a list, tuple or dict literal."""
-    if isinstance(value, (cst.List, cst.Tuple)):
-        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
-    elif isinstance(value, cst.Dict):
-        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
-    else:
-        yield value
-
-
-def loaded_names(root: cst.CSTNode, names: frozenset[str]) -> list[cst.Name]:
-    """Every read of one of ``names`` under ``root``: not assignment targets, attributes, keywords,
-    parameters, imports or definitions. Reads inside nested functions count (they may be closures)."""
-    from rlguard.engine.traversal import iter_nodes
-
-    written: set[int] = set()
-    found = []
-    for node in iter_nodes(root):  # parents come before their children
-        if isinstance(node, cst.Name):
-            if node.value in names and id(node) not in written:
-                found.append(node)
-            continue
-        for target in _written_by(node):
-            written.update(id(name) for name in _target_name_nodes(target))
-    return found
-
-
-def _written_by(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The children of ``node`` that name something rather than read it."""
-    if isinstance(node, cst.Attribute):
-        return [node.attr]
-    if isinstance(node, cst.Arg):
-        return [node.keyword] if node.keyword is not None else []
-    if isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
-        return [node.name]
-    if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-        return [node.target]
-    if isinstance(node, cst.AsName):
-        return [node.name]
-    if isinstance(node, cst.ImportAlias):
-        dotted: list[cst.CSTNode] = []
-        part: cst.CSTNode = node.name
-        while isinstance(part, cst.Attribute):
-            dotted.append(part.attr)
-            part = part.value
-        return [*dotted, part]
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return [item.name for item in node.names]
-    return []
-
-
-def _target_name_nodes(target: cst.CSTNode) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_name_nodes(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_name_nodes(target.value)
-    return []

@@ -13,10 +13,10 @@ from typing import ClassVar
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Applicability, Breaks, Edit, Fix
-from rlguard.engine.names import dotted_name, module_of_import_from
+from rlguard.engine.annotations import ForwardReference, forward_references
+from rlguard.engine.names import dotted_name, loaded_names, module_of_import_from
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
-from rlguard.engine.types import ForwardReference, forward_references, loaded_names
 from rlguard.rules.base import Option, Rule
 from rlguard.rules.data import REMOVED_API, ApiChange
 

@@ -40,11 +40,11 @@ from rlguard.rules.data import (
     UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
+from rlguard.engine.containers import literal_items
 from rlguard.engine.types import (
     has_star_kwargs,
     is_none,
     keyword,
-    literal_items,
     positional,
 )
 

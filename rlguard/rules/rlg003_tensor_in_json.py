@@ -23,10 +23,10 @@ from rlguard.engine.types import (
     has_star_kwargs,
     is_none,
     keyword,
-    loaded_names,
     positional,
     tensor_leaves,
 )
+from rlguard.engine.names import loaded_names
 
 _SHOWN_PARTS = 3  # parts named in a message before "and N more"
 _PART_CHARS = 48  # longer parts are shortened in messages

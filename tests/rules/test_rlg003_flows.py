@@ -216,6 +216,75 @@ FLOWS = {
         record("loss", 0.1)
         out = json.dumps(METRICS)
     """, ".detach()", ".item()"),
+    "a helper's container read through its views, copies and operators": ("""
+        def wrap(x):
+            return {"w": x, "n": 1}
+
+        def pair(x):
+            return [x, 1]
+
+        t = torch.ones(2).sum()
+        values = list(wrap(t).values())
+        out = json.dumps({"values": values, "items": dict(wrap(t).items()), "copy": wrap(t).copy(),
+                          "sum": pair(t) + [2], "twice": pair(t) * 2})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
+    "a helper's list iterated": ("""
+        def pair(x):
+            return [x, 1]
+
+        t = torch.ones(2).sum()
+        rows = [x for x in pair(t)]
+        out = json.dumps({"star": [*pair(t)], "sorted": sorted(pair(t), key=id), "tuple": tuple(pair(t)),
+                          "rows": rows})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
+    "zip, enumerate, concatenation, repetition and full slices": ("""
+        def pair(x):
+            return [x, 1]
+
+        t = torch.ones(2).sum()
+        xs = [t, 2]
+        more = xs + [3]
+        ranked = sorted(xs, key=id)
+        out = json.dumps({"zip": list(zip(xs, [1, 2])), "enumerate": list(enumerate(pair(t))), "more": more,
+                          "times": [t] * 2, "ranked": ranked * 2, "sliced": xs[:], "helper sliced": pair(t)[:]})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
+    "containers passed to helpers": ("""
+        def keep(x):
+            return [x]
+
+        def same(d):
+            return dict(d)
+
+        def scale(x):
+            return x * 3
+
+        @dataclass
+        class Row:
+            value: float
+
+        t = torch.ones(2).sum()
+        rows = [scale(t), 2]
+        fields = dataclasses.asdict(Row(value=t))
+        out = json.dumps({"list": keep(rows), "dict": same({"w": t}), "fields": same(fields.copy())})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
+    "a loop variable rebound after its value was added": ("""
+        t = torch.ones(2).sum()
+        first = []
+        for item in [t]:
+            first.append(item)
+        second = []
+        for item in [first]:
+            second.append(item)
+        out = json.dumps(second)
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
+    "a lambda given what a project call gives": ("""
+        def scale(x):
+            return x * 3
+
+        half = lambda x: x / 2
+        t = torch.ones(2).sum()
+        out = json.dumps({"half": half(half(scale(t))), "again": scale(half(scale(t)))})
+    """, "torch.ones(2).sum()", "torch.ones(2).sum().item()"),
 }
 
 
@@ -402,6 +471,21 @@ def test_cross_file_helper_of_plain_values_is_not_reported(project):
     "        out = json.dumps({k: v})\n",
     # a comprehension that filters
     "values = [torch.ones(1), 2.0]\nout = json.dumps([v for v in values if isinstance(v, float)])\n",
+    # a helper's container read for its keys, or for one item that is not the tensor
+    "def wrap(x):\n    return {'w': x, 'n': 1}\n\nt = torch.ones(1)\n"
+    "out = json.dumps([list(wrap(t).keys()), wrap(t).get('n')])\n",
+    # a dict iterated gives its keys: a helper's, and one built here
+    "def wrap(x):\n    return {'w': x, 'n': 1}\n\nt = torch.ones(1)\nkeys = [k for k in wrap(t)]\n"
+    "out = json.dumps([sorted(wrap(t)), list(wrap(t)), [*wrap(t)], tuple(wrap(t)), keys, [*{'w': t}]])\n",
+    # the keys of a dict zipped or enumerated; a slice that leaves the tensor out
+    "t = torch.ones(1)\nd = {'w': t}\n"
+    "out = json.dumps([list(zip(d, [1])), list(enumerate(d)), [t, 1][1:], ['a'] + ['b']])\n",
+    # a helper iterating a dict it is given (its keys), or reading an item that is not the tensor
+    "@dataclass\nclass Row:\n    value: float\n\ndef names(d):\n    return list(d)\n\n"
+    "def second(xs):\n    return xs[1]\n\nt = torch.ones(1)\n"
+    "out = json.dumps([names({'w': t}), second([t, 2]), names(dataclasses.asdict(Row(value=t)))])\n",
+    # a lambda converting what a project call gives
+    "def scale(x):\n    return x * 3\n\nvalue = lambda x: x.item()\nout = json.dumps(value(scale(torch.ones(1))))\n",
 ])
 def test_near_misses_of_the_summaries(body):
     source = HEADER + body
