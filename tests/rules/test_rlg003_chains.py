@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import textwrap
-import types
-import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import run_as_module
 from rlguard.testing import check_source
 
 pytest.importorskip("torch")
@@ -117,15 +115,6 @@ def _program(definitions, statements, last, start: str) -> str:
         f"\nout = json.dumps({last})\n"
 
 
-def _run(code: str) -> None:
-    module = types.ModuleType(f"chain_{uuid.uuid4().hex}")
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(code, "<chain>", "exec"), module.__dict__)
-    finally:
-        del sys.modules[module.__name__]
-
-
 def _rlg003(source: str) -> list:
     return [f for f in check_source(source, select=["RLG003"]) if f.code == "RLG003"]
 
@@ -136,7 +125,7 @@ def test_a_tensor_through_any_chain_is_reported(chain):
     definitions, statements, last, _ = chain
     source = _program(definitions, statements, last, "t")
     with pytest.raises(TypeError, match="not JSON serializable"):
-        _run(source)
+        run_as_module(source)
     assert _rlg003(source), source
 
 
@@ -145,7 +134,7 @@ def test_a_tensor_through_any_chain_is_reported(chain):
 def test_the_chain_of_a_converted_tensor_is_not_reported(chain):
     definitions, statements, last, conversion = chain
     source = _program(definitions, statements, last, conversion.format(t="t"))
-    _run(source)  # runs: nothing in it is a tensor any more
+    run_as_module(source)  # runs: nothing in it is a tensor any more
     assert _rlg003(source) == [], source
 
 
@@ -161,5 +150,5 @@ def test_each_construct_alone_on_a_tensor(statement):
     definitions = [d.format(i=0) for _, d, s in CONSTRUCTS["any"] if s == statement]
     source = _program(definitions, [statement.format(v="v0", p="start", i=0)], "v0", "t")
     with pytest.raises(TypeError):
-        _run(source)
+        run_as_module(source)
     assert _rlg003(source), source

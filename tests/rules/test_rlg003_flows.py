@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-import types
 import uuid
 from unittest import mock
 
 import pytest
 
+from tests.helpers import run_as_module
 from rlguard.testing import check_source, fix_source
 
 torch = pytest.importorskip("torch")
@@ -298,21 +298,10 @@ def _case(name: str) -> tuple[str, str]:
     return flagged, fixed_by_hand
 
 
-def _run(code: str) -> dict:
-    """Run a program as a module of its own (dataclasses look their module up in ``sys.modules``)."""
-    module = types.ModuleType(f"case_{uuid.uuid4().hex}")
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(code, "<case>", "exec"), module.__dict__)
-    finally:
-        del sys.modules[module.__name__]
-    return module.__dict__
-
-
 def _run_with_tolist_default(code: str) -> dict:
     """The program run with an encoder that converts every tensor with ``.tolist()``."""
     with mock.patch.object(json.JSONEncoder, "default", lambda self, value: value.tolist()):
-        return _run(code)
+        return run_as_module(code)
 
 
 def _with_tolist_default(code: str) -> str:
@@ -327,18 +316,18 @@ def _rlg003(source: str, **kwargs) -> list:
 def test_flow_is_reported_crashes_and_runs_once_fixed(name):
     source, _ = _case(name)
     with pytest.raises(TypeError, match="not JSON serializable"):
-        _run(source)
+        run_as_module(source)
     assert len(_rlg003(source)) == 1, name
     fixed = fix_source(source, select=["RLG003"])
     assert fixed != source and _rlg003(fixed) == []
-    assert json.loads(_run(fixed)["out"]) == json.loads(_with_tolist_default(source))
+    assert json.loads(run_as_module(fixed)["out"]) == json.loads(_with_tolist_default(source))
 
 
 @pytest.mark.parametrize("name", list(FLOWS))
 def test_flow_with_a_conversion_is_not_reported_and_runs(name):
     _, converted = _case(name)
     assert _rlg003(converted) == []
-    json.loads(_run(converted)["out"])
+    json.loads(run_as_module(converted)["out"])
 
 
 # ----- a sink in the function called: reported at the call, where the tensor is -----
@@ -358,7 +347,7 @@ KWARGS_SINK = HEADER + textwrap.dedent("""
 
 def test_a_tensor_passed_to_a_function_that_dumps_it_is_reported_at_the_call():
     with pytest.raises(TypeError):
-        _run(KWARGS_SINK)
+        run_as_module(KWARGS_SINK)
     found = _rlg003(KWARGS_SINK)
     assert {f.message for f in found} == {
         "`log` passes `x.sum()` to `json.dumps`, which raises TypeError on torch tensors",
@@ -366,7 +355,7 @@ def test_a_tensor_passed_to_a_function_that_dumps_it_is_reported_at_the_call():
     }
     assert all(f.fix is not None and f.fix.applicability == "unsafe" for f in found)
     fixed = fix_source(KWARGS_SINK, select=["RLG003"], unsafe=True)
-    namespace = _run(fixed)
+    namespace = run_as_module(fixed)
     assert json.loads(namespace["out"]) == {"loss": 1.0, "step": 1}
     assert json.loads(namespace["also"]) == {"step": 1, "loss": 3.0}
 
@@ -379,7 +368,7 @@ def test_a_function_that_dumps_plain_values_of_its_arguments_is_not_reported():
         out = log_metrics(torch.ones(3).mean(), extra=torch.zeros(2))
     """)
     assert _rlg003(source) == []
-    json.loads(_run(source)["out"])
+    json.loads(run_as_module(source)["out"])
 
 
 def test_a_function_with_an_encoder_hook_is_not_reported():
@@ -390,7 +379,7 @@ def test_a_function_with_an_encoder_hook_is_not_reported():
         out = log_metrics(loss=torch.ones(3).mean())
     """)
     assert _rlg003(source) == []
-    json.loads(_run(source)["out"])
+    json.loads(run_as_module(source)["out"])
 
 
 # ----- across files: a module called through its forward, a helper of another file -----
@@ -436,12 +425,12 @@ def test_cross_file_module_forward_and_helper(project):
     for file, text in extra.items():
         (tmp_path / file).write_text(text)
     with pytest.raises(TypeError):
-        _run(main)
+        run_as_module(main)
     module, helper = _rlg003(main, extra_files=extra)
     assert module.message.endswith("`value_net(obs).mean()` is a tensor")
     assert helper.message.endswith("`td_error(value_net(obs), torch.zeros(4, 1))` is a tensor")
     fixed = fix_source(main, select=["RLG003"], extra_files=extra)
-    namespace, expected = _run(fixed), _run_with_tolist_default(main)
+    namespace, expected = run_as_module(fixed), _run_with_tolist_default(main)
     assert json.loads(namespace["out"]) == json.loads(expected["out"])
     assert json.loads(namespace["err"]) == json.loads(expected["err"])
     assert _rlg003(fixed, extra_files=extra) == []
@@ -459,7 +448,7 @@ def test_cross_file_helper_of_plain_values_is_not_reported(project):
     """)
     (tmp_path / f"losses_{suffix}.py").write_text(losses)
     assert _rlg003(main, extra_files={f"losses_{suffix}.py": losses}) == []
-    json.loads(_run(main)["out"])
+    json.loads(run_as_module(main)["out"])
 
 
 @pytest.mark.parametrize("body", [
@@ -490,7 +479,7 @@ def test_cross_file_helper_of_plain_values_is_not_reported(project):
 def test_near_misses_of_the_summaries(body):
     source = HEADER + body
     assert _rlg003(source) == []
-    json.loads(_run(source)["out"])
+    json.loads(run_as_module(source)["out"])
 
 
 def test_a_function_that_dumps_its_argument_on_some_paths_only_is_not_reported_at_the_call():
@@ -507,4 +496,4 @@ def test_a_function_that_dumps_its_argument_on_some_paths_only_is_not_reported_a
         out = json.dumps(float(log(torch.ones(()))))
     """)
     assert _rlg003(source) == []
-    json.loads(_run(source)["out"])
+    json.loads(run_as_module(source)["out"])
