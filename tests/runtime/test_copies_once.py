@@ -8,14 +8,13 @@ must not run an extra time because rlguard probed the copy first.
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import torch
 import torchrl.collectors
-from rlguard_runtime_helpers import ACT, OBS, only
+from rlguard_runtime_helpers import ACT, OBS, LockedNet, only
 from tensordict.nn import TensorDictModule
 from torch import nn
 from torchrl.modules import Actor, ValueOperator
@@ -30,19 +29,10 @@ pytestmark = [
 ]
 
 
-class SharingNet(nn.Module):
-    """Holds a lock and shares it in its own __deepcopy__; counts the copies."""
+class SharingNet(LockedNet):
+    """The helpers' locked network, sharing its lock in its own __deepcopy__; counts the copies."""
 
     copies = 0
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(OBS, ACT)
-        self.lock = threading.Lock()
-
-    def forward(self, observation: torch.Tensor) -> torch.Tensor:
-        with self.lock:
-            return self.linear(observation)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SharingNet:
         type(self).copies += 1
