@@ -7,7 +7,6 @@ instead of re-deriving it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 from collections.abc import Mapping, Sequence
 
@@ -103,6 +102,9 @@ class Scope:
     bindings: dict[str, Binding] = field(default_factory=dict)
     class_facts: ClassFacts | None = None  # for class scopes
     self_name: str | None = None  # for methods: the first parameter's name
+    # Branching statements (``if``, loops, ``try``, ``match``) of this scope the walk is inside: what
+    # runs there runs on some paths only.
+    branches: int = 0
 
 
 class FileContext:
@@ -132,7 +134,6 @@ class FileContext:
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
         self._tree: cst.Module | None = None
         self._versions: VersionMap | None = None
-        self._conditional_nodes: dict[int, set[int]] = {}  # by id of the function (see ``_conditional``)
 
     # ----- queries for rules -----
     @property
@@ -494,26 +495,18 @@ class FileContext:
         sinks = self.sinks
         if callee not in sinks and not may_be_project(callee):
             return
-        if id(node) in self._conditional(self.scopes[-1].node):  # a branch or loop may not run it
+        if self.scopes[-1].branches:  # a branch or loop may not run it
             return
         if callee in sinks:
             self._record_sink(node, callee, sinks[callee])
         else:
             self._record_forwards(node, callee)
 
-    def _conditional(self, function: cst.CSTNode | None) -> set[int]:
-        """Ids of the nodes of a function that run only on some paths: under ``if``, ``for``, ``while``,
-        ``try`` or ``match`` (computed once per function, when it first calls a sink or the project)."""
-        from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
+    def enter_branch(self, _node: cst.CSTNode) -> None:
+        self.scopes[-1].branches += 1
 
-        if function is None:
-            return set()
-        found = self._conditional_nodes.get(id(function))
-        if found is None:
-            found = self._conditional_nodes[id(function)] = {
-                id(node) for statement in iter_nodes(function.body)  # type: ignore[attr-defined]
-                if isinstance(statement, _branching()) for node in iter_nodes(statement)}
-        return found
+    def leave_branch(self, _node: cst.CSTNode) -> None:
+        self.scopes[-1].branches -= 1
 
     def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...]) -> None:
         if any(arg.star for arg in node.args) or any(
@@ -761,10 +754,6 @@ def _opaque_function(function: cst.FunctionDef, ctx: FileContext) -> bool:
 _PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
 
 
-@cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
-def _branching() -> tuple[type, ...]:
-    """Statements whose body runs on some paths only."""
-    return (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
 # Decorators (bare or called) that leave what a call returns as the body returns it (a property: what
 # reading the attribute gives, see ``FunctionFacts.is_property``).
 _TRANSPARENT_DECORATORS = frozenset({

@@ -156,6 +156,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def leave_scope(_node: cst.CSTNode) -> None:
         ctx.leave_scope()
 
+    branching = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
     visits: dict[type, list[Handler]] = {
         cst.Import: [ctx.imports.add_import],
         cst.ImportFrom: [ctx.imports.add_import_from],
@@ -169,6 +170,8 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.Return: [ctx.record_return],
         cst.Yield: [ctx.record_yield],
     }
+    for statement in branching:  # before the other handlers of a ``for``: its target binds inside the loop
+        visits[statement] = [ctx.enter_branch, *visits.get(statement, ())]
     leaves: dict[type, list[Handler]] = {
         cst.ClassDef: [leave_scope],
         cst.FunctionDef: [leave_scope],
@@ -177,4 +180,6 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.AugAssign: [ctx.record_augmented],
         cst.NamedExpr: [named_expr],
     }
+    for statement in branching:
+        leaves[statement] = [*leaves.get(statement, ()), ctx.leave_branch]
     return visits, leaves
