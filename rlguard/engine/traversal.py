@@ -126,8 +126,10 @@ def walk(root: cst.CSTNode, on_visit: dict[type, list[Handler]], on_leave: dict[
         stack.extend(found)
 
 
-def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type, list[Handler]]]:
-    """The engine's own handlers that keep ``ctx`` current. Visits run before rules, leaves after."""
+def bookkeeping(ctx: FileContext, summaries: bool = True) -> tuple[dict[type, list[Handler]], dict[type, list[Handler]]]:
+    """The engine's own handlers that keep ``ctx`` current. Visits run before rules, leaves after.
+    ``summaries``: also record what functions return and where their parameters go (``FileFacts``),
+    which only the index reads: rules never see them during a walk."""
 
     def assign(node: cst.Assign) -> None:
         for target in node.targets:
@@ -163,13 +165,13 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.ClassDef: [ctx.enter_class],
         cst.FunctionDef: [ctx.enter_function],
         cst.For: [for_loop],
-        cst.Call: [ctx.record_mutation, ctx.record_flow],
+        cst.Call: [ctx.record_mutation, ctx.record_flow] if summaries else [ctx.record_mutation],
         cst.CompFor: [opaque_target],
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],
-        cst.Return: [ctx.record_return],
-        cst.Yield: [ctx.record_yield],
     }
+    if summaries:
+        visits |= {cst.Return: [ctx.record_return], cst.Yield: [ctx.record_yield]}
     for statement in branching:  # before the other handlers of a ``for``: its target binds inside the loop
         visits[statement] = [ctx.enter_branch, *visits.get(statement, ())]
     leaves: dict[type, list[Handler]] = {
