@@ -493,6 +493,7 @@ class FileContext:
             return
         sinks = self.sinks
         if callee not in sinks and not may_be_project(callee):
+            self._record_passes(node, callee)
             return
         if id(node) in self._conditional(self.scopes[-1].node):  # a branch or loop may not run it
             return
@@ -541,6 +542,19 @@ class FileContext:
             if isinstance(arg.value, cst.Name) and arg.value.value in names and self._is_parameter(arg.value.value):
                 if (arg.value.value, callee, slot) not in facts.flows:
                     facts.flows.append((arg.value.value, callee, slot))
+
+    def _record_passes(self, node: cst.Call, callee: str) -> None:
+        """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
+        (``FunctionFacts.passes``), on any path: where a caller's argument may end up."""
+        passed = [(arg.value.value, "**" if arg.star == "**" else arg.keyword.value) for arg in node.args
+                  if isinstance(arg.value, cst.Name) and (arg.star == "**" or (arg.keyword is not None and not arg.star))]
+        facts = self._function_facts() if passed else None
+        if facts is None:
+            return
+        names = (*facts.params, *filter(None, [facts.kwargs]))
+        for name, keyword in passed:
+            if name in names and self._is_parameter(name) and (name, callee, keyword) not in facts.passes:
+                facts.passes.append((name, callee, keyword))
 
     def _is_parameter(self, name: str) -> bool:
         binding = self.scopes[-1].bindings.get(name)

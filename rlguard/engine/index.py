@@ -84,7 +84,7 @@ class Returned(NamedTuple):
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
-    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "returns", "typed", "opaque", "is_property")
+    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "passes", "returns", "typed", "opaque", "is_property")
 
     def __init__(self, qualname: str, path: str, params: tuple[str, ...] = (), kwargs: str | None = None) -> None:
         self.qualname = qualname
@@ -97,6 +97,9 @@ class FunctionFacts:
         # the first argument of ``callee``, a rule's sink (``Rule.sinks``), hold one. Otherwise it is passed
         # on as is to the project callable ``callee`` at that position or keyword ("**": as ``**kwargs``).
         self.flows: list[tuple[str, str, int | str | None]] = []
+        # Parameters handed as they are to a callable outside the project: (parameter, callee, keyword), the
+        # keyword "**" for a ``**kwargs`` parameter passed on whole (``ReplayBuffer(..., **kwargs)``).
+        self.passes: list[tuple[str, str, str]] = []
         self.is_property = False  # a method read as an attribute (``@property``): ``obj.name`` gives its value
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
@@ -263,6 +266,28 @@ class ProjectIndex:
                 found = self.reaches_sink(callee, ((passed, kind),), function.path, seen + (function.qualname,))
                 if found is not None:
                     return slot, found[1]
+        return None
+
+    def argument_reaches(self, qualname: str, slot: int | str, accept: Callable[[str, str], bool], near: str = "",
+                         seen: tuple[str, ...] = ()) -> str | None:
+        """The callable outside the project that the argument ``slot`` (position or keyword) of a call of
+        the project function or method ``qualname`` is passed to, by a keyword ``accept(callee, keyword)``
+        takes (``transform=`` of a replay buffer), inside it or in the project functions it passes it
+        on to, as it is or in ``**kwargs``."""
+        function = self.get_function(qualname, near)
+        if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
+            return None
+        param = _parameter(function, slot)
+        for name, callee, keyword in function.passes:
+            if name == param and accept(callee, slot if keyword == "**" else keyword):
+                return callee
+        for name, callee, onward in function.flows:
+            if name != param or onward is None:
+                continue
+            passed = slot if onward == "**" else onward
+            found = self.argument_reaches(callee, passed, accept, function.path, seen + (function.qualname,))
+            if found is not None:
+                return found
         return None
 
     def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:

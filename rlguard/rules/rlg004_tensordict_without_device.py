@@ -10,6 +10,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement, display_path
 from rlguard.engine.index import FunctionFacts, ProjectIndex
+from rlguard.engine.reach import bound_once, may_derive_from, tensordict_receiver
 from rlguard.engine.source_lines import definition_line
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
@@ -32,8 +33,6 @@ _DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
 _STACKS = frozenset({"torch.stack", "torch.cat", "tensordict.lazy_stack", "tensordict.stack"})
 # ``other.update(TensorDict(...))``: the entries are cast to ``other``'s device; the new TensorDict is not kept.
 _MERGE_METHODS = frozenset({"update", "update_", "set", "set_", "update_at_", "set_at_"})
-# Bases from these packages are known not to be (or derive from) torchrl transforms.
-_NEVER_TRANSFORMS = ("builtins.", "abc.", "typing.", "collections.", "enum.", "torch.", "tensordict.", "numpy.")
 # Methods of a transform that never hand data downstream: (de)serialisation and spec bookkeeping.
 _NOT_DATA_METHODS = frozenset(
     {
@@ -65,13 +64,30 @@ class IsTransform(Requirement):
 
 
 @dataclass(frozen=True)
+class GivenToBuffer(Requirement):
+    """The argument ``slot`` (position or keyword) of a call of the project callable ``callee`` reaches a
+    replay buffer's ``transform=`` (``ProjectIndex.argument_reaches``): a factory of buffers that takes
+    ``transform`` or passes on ``**kwargs``."""
+
+    callee: str
+    slot: int | str
+
+
+@dataclass(frozen=True)
 class UnplacedFactory(Requirement):
     """Every return of the project function or method ``factory`` gives a TensorDict built with no
-    device (``ProjectIndex.unplaced_tensordict``), and ``transform`` (when given) is a torchrl Transform."""
+    device (``ProjectIndex.unplaced_tensordict``), ``transform`` (when given) is a torchrl Transform, and
+    ``buffer`` (when given) holds."""
 
     factory: str  # a qualified name; with ``member``, the name of the method called on it
     transform: str | None
     member: tuple[str, str] | None = None  # (class, attribute): the method is called on ``self.<attribute>``
+    buffer: GivenToBuffer | None = None
+
+
+# A replay buffer a callable is given to: its class's name (or a placeholder the index fills), and what
+# the index must confirm when the callable reaches it through a function of the project.
+_Buffer = tuple[str, "GivenToBuffer | None"]
 
 
 @dataclass
@@ -331,9 +347,10 @@ class TensorDictWithoutDevice(Rule):
         self._function_nodes: list[cst.FunctionDef] = []
         self._lambdas: list[cst.Lambda] = []
         self._candidates: list[_Candidate] = []
-        self._buffer_functions: dict[str, str] = {}  # function name -> replay buffer class it was given to
-        self._buffer_lambdas: dict[int, str] = {}  # id(lambda) -> replay buffer class
-        self._buffer_classes: dict[str, str] = {}  # class whose instances were given -> replay buffer class
+        self._buffer_functions: dict[str, _Buffer] = {}  # function name -> replay buffer it was given to
+        self._buffer_lambdas: dict[int, _Buffer] = {}  # id(lambda) -> replay buffer
+        self._buffer_classes: dict[str, _Buffer] = {}  # class whose instances were given -> replay buffer
+        self._own_helpers: set[tuple[str, str]] = set()  # (class, method) followed here: not static nor class
         self._kept_elsewhere: set[int] = set()  # calls given a device right away, or merged into another TensorDict
         # (class, method) -> methods of the same class whose result it returns: the transform's output
         # is built in its data methods and in the helpers they return from.
@@ -347,7 +364,10 @@ class TensorDictWithoutDevice(Rule):
 
     # ----- scopes -----
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.ctx.method_class() is None:
+        cls = self.ctx.method_class()
+        if cls is not None and _handles_data(node):
+            self._own_helpers.add((cls.qualname, node.name.value))
+        if cls is None:
             self._functions.append(node.name.value)
             self._function_nodes.append(node)
 
@@ -358,7 +378,7 @@ class TensorDictWithoutDevice(Rule):
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._lambdas.append(node)
-        self._factory_call(node.body)
+        self._factory_call(tensordict_receiver(node.body))
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._lambdas.pop()
@@ -411,12 +431,12 @@ class TensorDictWithoutDevice(Rule):
         self._in_return += 1
         if node.value is not None:
             self._returned |= self._roots(node.value, id(self.ctx.scope_node))
-            self._factory_call(self._bound_once(node.value))
+            self._factory_call(tensordict_receiver(bound_once(node.value, self.ctx)))
         cls = self.ctx.current_class
         method = self._current_method()
         if cls is None or method is None or node.value is None:
             return
-        value = self.ctx.value_of(node.value)
+        value = tensordict_receiver(self.ctx.value_of(node.value))
         self_name = self.ctx.self_name()
         if (
             isinstance(value, cst.Call)
@@ -446,16 +466,19 @@ class TensorDictWithoutDevice(Rule):
         elif is_replay_buffer(qualname):
             transform = keyword(node, "transform")
             if transform is not None:
-                self._given_as_transform(transform.value, qualname.rpartition(".")[2], 0)
+                self._given_as_transform(transform.value, (qualname.rpartition(".")[2], None), 0)
+        elif may_be_project(qualname):  # a factory of buffers may hand an argument on as ``transform=``
+            for slot, arg in _slots(node):
+                self._given_as_transform(arg, ("{buffer}", GivenToBuffer(qualname, slot)), 0)
 
-    def _given_as_transform(self, value: cst.BaseExpression, buffer: str, depth: int) -> None:
+    def _given_as_transform(self, value: cst.BaseExpression, buffer: _Buffer, depth: int) -> None:
         """Record what a replay buffer will call on its samples: a function, a lambda, the function a
         ``functools.partial`` wraps, the ``__call__`` of an instance, each part of a ``Compose(...)``."""
         value = self.ctx.value_of(value)
         if isinstance(value, cst.Name):
-            self._buffer_functions.setdefault(value.value, buffer)
+            _given(self._buffer_functions, value.value, buffer)
         elif isinstance(value, cst.Lambda):
-            self._buffer_lambdas[id(value)] = buffer
+            _given(self._buffer_lambdas, id(value), buffer)
         elif isinstance(value, cst.Call) and depth < 4:
             callee = self.ctx.callee(value) or ""
             args = positional(value)
@@ -465,7 +488,7 @@ class TensorDictWithoutDevice(Rule):
                 for arg in args:
                     self._given_as_transform(arg.value, buffer, depth + 1)
             elif callee:
-                self._buffer_classes.setdefault(callee, buffer)
+                _given(self._buffer_classes, callee, buffer)
 
     def _moves_device(self, call: cst.Call) -> bool:
         """``.cuda()``, ``.cpu()``, ``.to(device)``; not ``.to(torch.float32)`` or ``.to(dtype=...)``."""
@@ -489,34 +512,25 @@ class TensorDictWithoutDevice(Rule):
         self._add_candidate(node, written_none, None)
 
     def _factory_call(self, node: cst.BaseExpression) -> None:
-        """A returned call of a project function or method (not one of the class's own, which the
-        rule follows itself): whether it gives a device-less TensorDict, the complete index says."""
+        """A returned call of a project function or method (``self.<helper>(...)`` too: the index finds
+        it along the MRO; one the class defines itself is followed here, see ``_own_helpers``): whether
+        it gives a device-less TensorDict, the complete index says."""
         if not isinstance(node, cst.Call) or (self.ctx.current_class is None and not self._functions
                                               and not self._lambdas) or id(node) in self._by_id:
             return
         factory = self.ctx.callee(node)
         if factory is None and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
-            if isinstance(receiver, cst.Name) and receiver.value == self.ctx.self_name():
-                return
             attr, cls = self.ctx.is_self_attr(receiver), self.ctx.current_class
             if attr is not None and cls is not None:  # ``self.pairer.build(td)``: the index knows ``self.pairer``
                 self._add_candidate(node, False, node.func.attr.value, (cls.qualname, attr))
                 self._returned.add(id(node))
                 return
-            owner = self.ctx.class_of(receiver)
+            owner = cls.qualname if cls is not None and self.ctx.self_class(receiver) is cls else self.ctx.class_of(receiver)
             factory = f"{owner}.{node.func.attr.value}" if owner is not None else None
         if factory is not None and may_be_project(factory) and not is_tensordict_class(factory):
             self._add_candidate(node, False, factory)
             self._returned.add(id(node))
-
-    def _bound_once(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        """``out`` in ``out = build(td); return out``: the value of a name bound once in its scope (a name
-        bound on several paths may hold either value: left as it is)."""
-        binding = self.ctx.lookup(node.value) if isinstance(node, cst.Name) else None
-        if binding is None or binding.opaque or binding.value is None or binding.previous is not None:
-            return node
-        return binding.value
 
     def _add_candidate(self, node: cst.Call, written_none: bool, factory: str | None,
                        member: tuple[str, str] | None = None) -> None:
@@ -524,7 +538,7 @@ class TensorDictWithoutDevice(Rule):
         method = self._enclosing_method()
         called_class = cls.qualname if cls is not None and method is not None and method.name.value == "__call__" \
             else None
-        if cls is not None and not self._may_be_transform(cls.qualname):
+        if cls is not None and not may_derive_from(self.ctx.facts.classes, cls.qualname, is_torchrl_transform):
             cls = None
         if cls is not None and method is not None and not _handles_data(method):
             cls = None  # a static method or (de)serialisation: not the transform's data
@@ -556,30 +570,33 @@ class TensorDictWithoutDevice(Rule):
         for candidate in self._candidates:
             if not everywhere and id(candidate.call) not in self._returned:
                 continue  # scratch or internal state, not what the transform hands on
+            if candidate.factory is not None and tuple(candidate.factory.rsplit(".", 1)) in self._own_helpers:
+                continue  # a helper the class defines, whose own TensorDicts are candidates
             buffer = self._buffer_of(candidate)
             what = "`TensorDict(..., device=None)`" if candidate.written_none else "`TensorDict(...)` without a device"
             if candidate.factory is not None:
                 self._report_factory(candidate, buffer)
             elif buffer is not None:
-                where, owner = buffer
+                where, (owner, given) = buffer
                 message = f"{what} in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
                 direct = bool(candidate.functions) and where == candidate.functions[-1]
-                self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.function_fix if direct else None)
+                self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.function_fix if direct else None,
+                            requires=(given,) if given is not None else ())
             elif candidate.class_qualname is not None and self._builds_output(candidate):
                 message = f"{what} in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
                 self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.class_fix,
                             requires=(IsTransform(candidate.class_qualname),))
 
-    def _report_factory(self, candidate: _Candidate, buffer: tuple[str, str] | None) -> None:
+    def _report_factory(self, candidate: _Candidate, buffer: tuple[str, _Buffer] | None) -> None:
         """A returned call of a project factory: the finding stands if the index says every return of
         the factory is a device-less TensorDict. No fix: the TensorDict is built in the factory."""
         assert candidate.factory is not None
         name = candidate.factory.rpartition(".")[2]
         tail = f"a `TensorDict` without a device: {_WHY_DOWNSTREAM}"
         if buffer is not None:
-            where, owner = buffer
+            where, (owner, given) = buffer
             message = f"`{name}(...)` gives `{where}`, a `{owner}` transform, {tail}"
-            requires = (UnplacedFactory(candidate.factory, None, candidate.member),)
+            requires = (UnplacedFactory(candidate.factory, None, candidate.member, given),)
         elif candidate.class_qualname is not None and self._builds_output(candidate):
             message = f"`{name}(...)` gives the transform `{candidate.class_name}` {tail}"
             requires = (UnplacedFactory(candidate.factory, candidate.class_qualname, candidate.member),)
@@ -604,7 +621,7 @@ class TensorDictWithoutDevice(Rule):
                     frontier.append(helper)
         return candidate.method in output
 
-    def _buffer_of(self, candidate: _Candidate) -> tuple[str, str] | None:
+    def _buffer_of(self, candidate: _Candidate) -> tuple[str, _Buffer] | None:
         """(function, replay buffer) when the call sits in a function given as a buffer's ``transform=``."""
         for name in reversed(candidate.functions):
             if name in self._buffer_functions:
@@ -620,9 +637,15 @@ class TensorDictWithoutDevice(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
+        if isinstance(requirement, GivenToBuffer):
+            buffer = index.argument_reaches(requirement.callee, requirement.slot, _takes_transform, path)
+            return {"buffer": buffer.rpartition(".")[2]} if buffer is not None else None
         if isinstance(requirement, UnplacedFactory):
             if requirement.transform is not None and not index.derives_from(requirement.transform, is_torchrl_transform,
                                                                              near=path):
+                return None
+            given = cls.resolve(requirement.buffer, index, path, options) if requirement.buffer is not None else {}
+            if given is None:
                 return None
             factory = _member_method(requirement, index, path) if requirement.member else requirement.factory
             builder = index.unplaced_tensordict(factory, path) if factory is not None else None
@@ -630,27 +653,10 @@ class TensorDictWithoutDevice(Rule):
                 return None
             name = builder.qualname.rpartition(".")[2]
             through = "" if name == requirement.factory.rpartition(".")[2] else f"in `{name}` "
-            return {"built": f"{through}at {_definition(builder)}"}
+            return {**given, "built": f"{through}at {_definition(builder)}"}
         if not isinstance(requirement, IsTransform):
             return super().resolve(requirement, index, path, options)
         return {} if index.derives_from(requirement.qualname, is_torchrl_transform, near=path) else None
-
-    def _may_be_transform(self, qualname: str, depth: int = 0) -> bool:
-        """False when the class provably derives from no transform: every base, followed through this
-        file's classes, is a library class that is not one. Saves the index a question (and the file
-        a position pass) for the many classes that build TensorDicts and are not transforms."""
-        cls = self.ctx.facts.classes.get(qualname)
-        if cls is None or depth > 16:
-            return True
-        for base in cls.bases:
-            if is_torchrl_transform(base):
-                return True
-            if base in self.ctx.facts.classes:
-                if self._may_be_transform(base, depth + 1):
-                    return True
-            elif not base.startswith(_NEVER_TRANSFORMS):
-                return True
-        return False
 
     def _enclosing_method(self) -> cst.FunctionDef | None:
         """The method of the innermost class that the traversal is in, nested functions included."""
@@ -709,6 +715,32 @@ class TensorDictWithoutDevice(Rule):
         description = (f"Add `device={param}.device`; unsafe: values that do not come from `{param}` "
                        f"(or are added later) are then moved to its device")
         return Fix("unsafe", description, (edit,))
+
+
+def _takes_transform(callee: str, keyword: str) -> bool:
+    """The sink of a buffer factory's argument: a replay buffer's ``transform=``."""
+    return keyword == "transform" and is_replay_buffer(callee)
+
+
+def _given(table: dict, key: Any, buffer: _Buffer) -> None:
+    """Record the buffer a callable was given to; one it was given to directly wins over one reached
+    through a function of the project, which the index must confirm."""
+    if key not in table or table[key][1] is not None:
+        table[key] = buffer
+
+
+def _slots(call: cst.Call) -> list[tuple[int | str, cst.BaseExpression]]:
+    """(position or keyword, value) of a call's arguments, up to a ``*args`` that hides positions."""
+    found: list[tuple[int | str, cst.BaseExpression]] = []
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            if arg.star == "*":
+                break
+            continue
+        found.append((arg.keyword.value if arg.keyword is not None else position, arg.value))
+        position += arg.keyword is None
+    return found
 
 
 def _member_method(requirement: UnplacedFactory, index: ProjectIndex, path: str) -> str | None:

@@ -10,6 +10,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
+from rlguard.engine.reach import bound_once, may_derive_from
 from rlguard.engine.suggest import closest
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
@@ -21,12 +22,14 @@ from rlguard.rules.data import (
 )
 from rlguard.engine.types import keyword, positional
 
-# Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
 @dataclass(frozen=True)
 class IsTrainer(Requirement):
-    """The receiver of ``register_op``, an instance of ``qualname``, is a torchrl Trainer."""
+    """The receiver of ``register_op``, an instance of the class ``qualname`` (or what a call of the
+    project factory ``qualname`` gives), is a torchrl Trainer; with ``unknown_is_trainer``, also when the
+    factory's result is unknown."""
 
     qualname: str
+    unknown_is_trainer: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class HookMethods(Requirement):
     qualname: str
 
 
+# Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
 _KNOWN_METHODS: dict[str, frozenset[str]] = {
     "builtins.object": frozenset(),
     "abc.ABC": frozenset(),
@@ -43,8 +47,6 @@ _KNOWN_METHODS: dict[str, frozenset[str]] = {
     "torch.nn.Module": frozenset({"state_dict", "load_state_dict"}),
     "torch.nn.modules.module.Module": frozenset({"state_dict", "load_state_dict"}),
 }
-# Bases from these packages are known not to derive from TrainerHookBase.
-_NEVER_HOOKS = ("builtins.", "abc.", "typing.", "collections.", "enum.", "torch.", "tensordict.", "numpy.")
 _CONSEQUENCES = {
     "state_dict": "saving a checkpoint (`Trainer.state_dict()`, `save_trainer()`) raises `NotImplementedError` "
                   "once the hook is registered as a module, and its state is silently left out when it is not",
@@ -98,16 +100,19 @@ class TrainerHook(Rule):
         "raises `RuntimeError` for any other (a typo such as `\"post_step\"`). The set depends on the "
         "torchrl version: torchrl 0.14 added `pre_epoch`, `post_epoch`, `pre_epoch_log`, `post_epoch_log`, "
         "`process_loss`, `post_optim_complete_log`, `setup` and `shutdown` to the original ten. The "
-        "message names the closest valid destination. Calls on receivers known not to be a Trainer (built "
-        "by another class's constructor, or `self` in a class that is not a Trainer), and destinations "
-        "that are not string literals, are not reported. `register_hook`, the alias, is checked when the "
-        "receiver is known to be a Trainer."
+        "message names the closest valid destination. A destination is a string literal, or a name bound "
+        "once to one (a module constant `DEST = \"post_step\"`). Calls on receivers known not to be a "
+        "Trainer (built by another class's constructor, by a factory of the project that builds one, or "
+        "`self` in a class that is not a Trainer), and other destinations, are not reported. "
+        "`register_hook`, the alias, is checked when the receiver is known to be a Trainer, also one a "
+        "factory of the project returns."
     )
     fix_doc = (
         "Unsafe. A `register_op` destination one edit away (one letter added, removed or changed) from "
         "exactly one valid destination is renamed to it, keeping the quotes. It is unsafe because the "
         "op then really runs, at that point of the training loop, with the arguments that destination "
-        "passes: check the op's signature. Hook classes get no automatic fix: implement the missing "
+        "passes: check the op's signature. A destination held in a constant is not rewritten (the constant "
+        "may serve elsewhere). Hook classes get no automatic fix: implement the missing "
         "methods (`state_dict` can return `{}` for a stateless hook)."
     )
     tokens = (("register_op", "register_hook", "TrainerHookBase"),)
@@ -257,26 +262,12 @@ class TrainerHook(Rule):
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         cls = self.ctx.current_class
-        if cls is None or cls.qualname in self._abstract or not self._may_be_hook(cls.qualname):
+        if cls is None or cls.qualname in self._abstract or not may_derive_from(
+                self.ctx.facts.classes, cls.qualname, TRAINER_HOOK_BASES.__contains__):
             return
         message = f"`{cls.name}` lacks a working {{missing}}: `TrainerHookBase`'s versions raise NotImplementedError"
         self.report(node, message, remedy="implement {missing} (a body that only raises NotImplementedError counts as missing): "
                     "without it, {consequences}", requires=(HookMethods(cls.qualname),))
-
-    def _may_be_hook(self, qualname: str, depth: int = 0) -> bool:
-        """False when no base, followed through this file's classes, can lead to TrainerHookBase."""
-        cls = self.ctx.facts.classes.get(qualname)
-        if cls is None or depth > 16:
-            return True
-        for base in cls.bases:
-            if base in TRAINER_HOOK_BASES:
-                return True
-            if base in self.ctx.facts.classes:
-                if self._may_be_hook(base, depth + 1):
-                    return True
-            elif not base.startswith(_NEVER_HOOKS) and base != "?":
-                return True
-        return False
 
     # ----- register_op -----
     def visit_Call(self, node: cst.Call) -> None:
@@ -285,7 +276,8 @@ class TrainerHook(Rule):
             return
         dest = keyword(node, "dest")
         args = positional(node)
-        literal = dest.value if dest is not None else args[0].value if args else None
+        written = dest.value if dest is not None else args[0].value if args else None
+        literal = bound_once(written, self.ctx) if written is not None else None  # ``DEST = "post_step"``
         if not isinstance(literal, (cst.SimpleString, cst.ConcatenatedString)):
             return
         name = literal.evaluated_value
@@ -298,7 +290,8 @@ class TrainerHook(Rule):
         method = func.attr.value
         message = (f"`{method}({name!r}, ...)` raises `RuntimeError`: {name!r} is not a hook destination in "
                    f"torchrl {_version(self.ctx.target)}")
-        self.report(node, message, remedy=_remedy(name, valid), fix=self._fix(literal, name, valid), requires=requires)
+        fix = self._fix(literal, name, valid) if literal is written else None  # a constant may serve elsewhere too
+        self.report(node, message, remedy=_remedy(name, valid), fix=fix, requires=requires)
 
     @staticmethod
     def _fix(literal: cst.BaseExpression, name: str, valid: tuple[str, ...]) -> Fix | None:
@@ -333,16 +326,15 @@ class TrainerHook(Rule):
 
     @staticmethod
     def _built_by(classes: list[str | None], unknown: tuple[Requirement, ...] | None) -> tuple[Requirement, ...] | None:
-        """Requirements for a receiver built by (or annotated as) one of ``classes``."""
+        """Requirements for a receiver built by (or annotated as) one of ``classes``, or by a factory:
+        the index says what the factory gives."""
         requires: list[Requirement] = []
         for qualname in classes:
             if qualname is None:
                 return unknown
             if is_torchrl_trainer(qualname):
                 return ()
-            if not qualname.rpartition(".")[2][:1].isupper():
-                return unknown  # a factory function: it may well return a Trainer
-            requires.append(IsTrainer(qualname))
+            requires.append(IsTrainer(qualname, unknown_is_trainer=unknown is not None))
         return tuple(requires) or unknown
 
     # ----- resolution against the project index -----
@@ -353,10 +345,15 @@ class TrainerHook(Rule):
             qualname = requirement.qualname
             if index.derives_from(qualname, is_torchrl_trainer, near=path):
                 return {}
-            # A class outside the project: only a name that says so is taken for a Trainer.
-            if index.get_class(qualname, path) is None and qualname.endswith("Trainer"):
-                return {}
-            return None
+            if index.get_class(qualname, path) is not None:
+                return None
+            if index.get_function(qualname, path) is not None:  # a factory of the project
+                return {} if requirement.unknown_is_trainer and index.built_class(qualname, path) is None else None
+            # A class outside the project: only a name that says so is taken for a Trainer; a function
+            # outside it may well return one.
+            if qualname.rpartition(".")[2][:1].isupper():
+                return {} if qualname.endswith("Trainer") else None
+            return {} if requirement.unknown_is_trainer else None
         if not isinstance(requirement, HookMethods):
             return super().resolve(requirement, index, path, options)
         missing = _missing_methods(requirement.qualname, index, path)

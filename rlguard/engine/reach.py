@@ -1,0 +1,72 @@
+"""What may reach a rule's place: the classes a class may derive from, the value a name bound once
+holds, the TensorDict a chain of calls hands back, and (``ProjectIndex.argument_reaches``) the library
+callable an argument of a project function is passed on to.
+
+Rules state their root class, their sink or their receiver and ask these; none follows values itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+
+from rlguard.engine.lazy import cst
+
+from rlguard.engine.apimodel import model
+
+if TYPE_CHECKING:
+    from rlguard.engine.context import FileContext
+    from rlguard.engine.index import ClassFacts
+
+# Library packages none of whose classes derive from a class of torchrl: a base from one of them ends
+# the search with "no".
+_NEVER_DERIVING = ("builtins.", "abc.", "typing.", "collections.", "enum.", "torch.", "tensordict.", "numpy.")
+_MAX_BASES_DEPTH = 16
+_MAX_BOUND_DEPTH = 4
+# Methods of a TensorDict that change where it lives: what they give is not the receiver.
+_MOVES_DEVICE = frozenset({"to", "cuda", "cpu", "pin_memory"})
+
+
+def may_derive_from(classes: Mapping[str, ClassFacts], qualname: str, roots: Callable[[str], bool],
+                    depth: int = 0) -> bool:
+    """False when the class provably derives from no class ``roots`` accepts: every base, followed
+    through ``classes`` (the file's own), is a library class of a package that has none. The file-local
+    answer that spares the index (and the file a position pass) a question about the many classes that
+    cannot be one; True is only "maybe", which the index decides (``ProjectIndex.derives_from``)."""
+    cls = classes.get(qualname)
+    if cls is None or depth > _MAX_BASES_DEPTH:
+        return True
+    for base in cls.bases:
+        if roots(base):
+            return True
+        if base in classes:
+            if may_derive_from(classes, base, roots, depth + 1):
+                return True
+        elif base != "?" and not base.startswith(_NEVER_DERIVING):
+            return True
+    return False
+
+
+def bound_once(node: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression:
+    """The expression behind a name bound once, in its scope or the module (``out = build(td); return
+    out``, ``DEST = "post_steps"``), through a few such names. A name bound on several paths, by a loop
+    or by unpacking may hold another value: it is left as it is."""
+    for _ in range(_MAX_BOUND_DEPTH):
+        binding = ctx.lookup(node.value) if isinstance(node, cst.Name) else None
+        if binding is None or binding.opaque or binding.value is None or binding.previous is not None:
+            break
+        node = binding.value
+    return node
+
+
+def tensordict_receiver(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The TensorDict a chain of its methods hands back unmoved: ``build(td).update(rest).clone()`` is
+    what ``build(td)`` gives, on the same device (or none). Which methods give their receiver's kind
+    comes from the API model (``update`` and ``set`` return the TensorDict itself); a move
+    (``.to(...)``, ``.cuda()``) or any other method ends the chain where it is."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        if method in _MOVES_DEVICE or model().method("tensordict.TensorDictBase", method) != "self":
+            break
+        node = node.func.value
+    return node
