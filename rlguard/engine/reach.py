@@ -1,6 +1,7 @@
 """What may reach a rule's place: the classes a class may derive from, the value a name bound once
-holds, the TensorDict a chain of calls hands back, and (``ProjectIndex.argument_reaches``) the library
-callable an argument of a project function is passed on to.
+holds, the TensorDict a chain of calls hands back, the callables a library is handed, the class a
+member holds, and (``ProjectIndex.argument_reaches``) the library callable an argument of a project
+function is passed on to.
 
 Rules state their root class, their sink or their receiver and ask these; none follows values itself.
 """
@@ -8,15 +9,16 @@ Rules state their root class, their sink or their receiver and ask these; none f
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.apimodel import model
+from rlguard.engine.types import attr_facts
 
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext
-    from rlguard.engine.index import ClassFacts
+    from rlguard.engine.index import ClassFacts, ProjectIndex
 
 # Library packages none of whose classes derive from a class of torchrl: a base from one of them ends
 # the search with "no".
@@ -70,3 +72,37 @@ def tensordict_receiver(node: cst.BaseExpression) -> cst.BaseExpression:
             break
         node = node.func.value
     return node
+
+
+def called_callables(value: cst.BaseExpression, ctx: FileContext, spreads: Callable[[str], bool],
+                     depth: int = 0) -> Iterator[tuple[str, cst.BaseExpression | str]]:
+    """What a library will call when it is handed ``value``, as ("function", name), ("lambda", node) or
+    ("instance", class): a function, a lambda, the function a ``functools.partial`` wraps, the
+    ``__call__`` of an instance, and each callable passed to a class ``spreads`` accepts (``Compose(a, b)``)."""
+    value = ctx.value_of(value)
+    if isinstance(value, cst.Name):
+        yield "function", value.value
+    elif isinstance(value, cst.Lambda):
+        yield "lambda", value
+    elif isinstance(value, cst.Call) and depth < _MAX_BOUND_DEPTH:
+        callee = ctx.callee(value) or ""
+        args = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+        if callee == "functools.partial" and args:
+            yield from called_callables(args[0], ctx, spreads, depth + 1)
+        elif spreads(callee):
+            for arg in args:
+                yield from called_callables(arg, ctx, spreads, depth + 1)
+        elif callee:
+            yield "instance", callee
+
+
+def member_class(index: ProjectIndex, cls: str, attr: str, near: str) -> str | None:
+    """The one class ``self.<attr>`` of class ``cls`` holds: every assignment along the MRO builds it (or
+    calls one factory of the project that builds it); None when unknown or they differ."""
+    callees = {fact.callee for fact in attr_facts(index, cls, attr, near)}
+    if len(callees) != 1 or None in callees:  # none, or several
+        return None
+    callee = callees.pop()
+    assert callee is not None
+    built = index.built_class(callee, near)
+    return built[0] if built else callee

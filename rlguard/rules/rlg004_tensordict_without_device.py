@@ -8,9 +8,10 @@ from collections.abc import Callable, Mapping
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Edit, Fix, Requirement, display_path
+from rlguard.engine.findings import Fix, Requirement, display_path
 from rlguard.engine.index import FunctionFacts, ProjectIndex
-from rlguard.engine.reach import bound_once, may_derive_from, tensordict_receiver
+from rlguard.engine.call_edits import keyword_edit
+from rlguard.engine.reach import bound_once, called_callables, may_derive_from, member_class, tensordict_receiver
 from rlguard.engine.source_lines import definition_line
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
@@ -21,7 +22,7 @@ from rlguard.rules.data import (
     is_torchrl_transform,
     torchrl_transform_names,
 )
-from rlguard.engine.types import attr_facts, has_star_kwargs, is_none, keyword, may_be_project, positional
+from rlguard.engine.types import has_star_kwargs, is_none, keyword, may_be_project, positional
 
 # Keywords of the TensorDict constructor that are not entries of the new TensorDict.
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})
@@ -466,29 +467,16 @@ class TensorDictWithoutDevice(Rule):
         elif is_replay_buffer(qualname):
             transform = keyword(node, "transform")
             if transform is not None:
-                self._given_as_transform(transform.value, (qualname.rpartition(".")[2], None), 0)
+                self._given_as_transform(transform.value, (qualname.rpartition(".")[2], None))
         elif may_be_project(qualname):  # a factory of buffers may hand an argument on as ``transform=``
             for slot, arg in _slots(node):
-                self._given_as_transform(arg, ("{buffer}", GivenToBuffer(qualname, slot)), 0)
+                self._given_as_transform(arg, ("{buffer}", GivenToBuffer(qualname, slot)))
 
-    def _given_as_transform(self, value: cst.BaseExpression, buffer: _Buffer, depth: int) -> None:
-        """Record what a replay buffer will call on its samples: a function, a lambda, the function a
-        ``functools.partial`` wraps, the ``__call__`` of an instance, each part of a ``Compose(...)``."""
-        value = self.ctx.value_of(value)
-        if isinstance(value, cst.Name):
-            _given(self._buffer_functions, value.value, buffer)
-        elif isinstance(value, cst.Lambda):
-            _given(self._buffer_lambdas, id(value), buffer)
-        elif isinstance(value, cst.Call) and depth < 4:
-            callee = self.ctx.callee(value) or ""
-            args = positional(value)
-            if callee == "functools.partial" and args:
-                self._given_as_transform(args[0].value, buffer, depth + 1)
-            elif callee.rpartition(".")[2] == "Compose" and is_torchrl_transform(callee):
-                for arg in args:
-                    self._given_as_transform(arg.value, buffer, depth + 1)
-            elif callee:
-                _given(self._buffer_classes, callee, buffer)
+    def _given_as_transform(self, value: cst.BaseExpression, buffer: _Buffer) -> None:
+        """Record what a replay buffer will call on its samples (``reach.called_callables``)."""
+        tables = {"function": self._buffer_functions, "lambda": self._buffer_lambdas, "instance": self._buffer_classes}
+        for kind, key in called_callables(value, self.ctx, _spreads):
+            _given(tables[kind], id(key) if kind == "lambda" else key, buffer)
 
     def _moves_device(self, call: cst.Call) -> bool:
         """``.cuda()``, ``.cpu()``, ``.to(device)``; not ``.to(torch.float32)`` or ``.to(dtype=...)``."""
@@ -647,7 +635,10 @@ class TensorDictWithoutDevice(Rule):
             given = cls.resolve(requirement.buffer, index, path, options) if requirement.buffer is not None else {}
             if given is None:
                 return None
-            factory = _member_method(requirement, index, path) if requirement.member else requirement.factory
+            factory = requirement.factory
+            if requirement.member is not None:  # ``self.pairer.build``: ``module.Pairer.build``
+                owner = member_class(index, *requirement.member, path)
+                factory = f"{owner}.{factory}" if owner is not None else None
             builder = index.unplaced_tensordict(factory, path) if factory is not None else None
             if builder is None:
                 return None
@@ -708,7 +699,7 @@ class TensorDictWithoutDevice(Rule):
         source = _read_only_from(call, params, lambda c: is_tensordict_class(self.ctx.callee(c) or ""))
         param = source or params[0]
         device = cst.Attribute(cst.Name(param), cst.Name("device"))
-        edit = _device_edit(call, device)
+        edit = keyword_edit(call, "device", device, position=2)  # TensorDict(source, batch_size, device)
         if source is not None:
             description = f"Add `device={param}.device` (every value is read from `{param}`)"
             return Fix("safe", description, (edit,))
@@ -743,17 +734,9 @@ def _slots(call: cst.Call) -> list[tuple[int | str, cst.BaseExpression]]:
     return found
 
 
-def _member_method(requirement: UnplacedFactory, index: ProjectIndex, path: str) -> str | None:
-    """``module.Pairer.build`` for ``self.pairer.build``: every assignment of ``self.pairer`` builds one
-    class (or calls one factory of the project that builds it); None otherwise."""
-    assert requirement.member is not None
-    callees = {fact.callee for fact in attr_facts(index, *requirement.member, path)}
-    if len(callees) != 1 or None in callees:
-        return None
-    callee = callees.pop()
-    assert callee is not None
-    built = index.built_class(callee, path)
-    return f"{built[0] if built else callee}.{requirement.factory}"
+def _spreads(callee: str) -> bool:
+    """``Compose(a, b)``: a transform that calls each transform it is given."""
+    return callee.rpartition(".")[2] == "Compose" and is_torchrl_transform(callee)
 
 
 def _definition(function: FunctionFacts) -> str:
@@ -833,47 +816,3 @@ def _handles_data(method: cst.FunctionDef) -> bool:
 
 def _is_param(node: cst.BaseExpression, param: str) -> bool:
     return isinstance(node, cst.Name) and node.value == param
-
-
-def _device_edit(call: cst.Call, device: cst.BaseExpression) -> Edit:
-    """Set ``device=`` on the call: replace a written ``None``, or append the keyword after the last argument."""
-    written = keyword(call, "device")
-    if written is not None:
-        return Edit(written.value, device)
-    args = positional(call)
-    if len(args) >= 3:
-        return Edit(args[2].value, device)
-    new = cst.Arg(
-        keyword=cst.Name("device"),
-        value=device,
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-    if not call.args:
-        return Edit(call, call.with_changes(args=[new]))
-    last = call.args[-1]
-    separator = _separator(call)
-    if isinstance(last.comma, cst.Comma):
-        # A trailing comma stays trailing: the new argument takes it, and its own line if the call has one per line.
-        closing = last.comma.whitespace_after
-        if isinstance(closing, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
-            kept = last.comma.with_changes(whitespace_after=closing.with_changes(indent=separator.indent, last_line=separator.last_line))
-            trailing = cst.Comma(whitespace_after=closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=()))
-            new = new.with_changes(comma=trailing, whitespace_after_arg=last.whitespace_after_arg)
-            last = last.with_changes(comma=kept, whitespace_after_arg=cst.SimpleWhitespace(""))
-        else:
-            new = new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
-            last = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace(""))
-    else:
-        new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
-        last = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace(""))
-    return Edit(call.args[-1], cst.FlattenSentinel([last, new]))
-
-
-def _separator(call: cst.Call) -> cst.SimpleWhitespace | cst.ParenthesizedWhitespace:
-    """The whitespace that goes before a new argument: a new line when the arguments have one each."""
-    before: Any = call.whitespace_before_args
-    if len(call.args) >= 2 and isinstance(call.args[-2].comma, cst.Comma):
-        before = call.args[-2].comma.whitespace_after
-    if isinstance(before, cst.ParenthesizedWhitespace):
-        return before.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
-    return cst.SimpleWhitespace(" ")
