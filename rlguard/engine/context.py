@@ -127,6 +127,7 @@ class FileContext:
         self.index = index  # complete only in the fix pass; rules use requirements otherwise
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
+        self.lambdas: list[cst.Lambda] = []  # the lambdas being walked, innermost last (they are no scope here)
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
@@ -193,6 +194,12 @@ class FileContext:
             if self.scopes[position].kind == "function" and self.scopes[position - 1].kind == "class":
                 return self.scopes[position].node  # type: ignore[return-value]
         return None
+
+    def enclosing_functions(self) -> list[cst.FunctionDef]:
+        """The functions being walked that are not methods (functions nested in a method included),
+        outermost first."""
+        return [scope.node for position, scope in enumerate(self.scopes)  # type: ignore[misc]
+                if scope.kind == "function" and self.scopes[position - 1].kind != "class"]
 
     def is_self(self, name: str) -> bool:
         """``name`` is, where it is read, the ``self`` parameter of a method (nested functions

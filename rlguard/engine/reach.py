@@ -9,7 +9,7 @@ Rules state their root class, their sink or their receiver and ask these; none f
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from rlguard.engine.lazy import cst
 
@@ -17,14 +17,15 @@ from rlguard.engine.apimodel import model
 from rlguard.engine.types import attr_facts
 
 if TYPE_CHECKING:
-    from rlguard.engine.context import FileContext
-    from rlguard.engine.index import ClassFacts, ProjectIndex
+    from rlguard.engine.context import FileContext, Shadow
+    from rlguard.engine.index import ClassFacts, FunctionFacts, ProjectIndex
 
 # Library packages none of whose classes derive from a class of torchrl: a base from one of them ends
 # the search with "no".
 _NEVER_DERIVING = ("builtins.", "abc.", "typing.", "collections.", "enum.", "torch.", "tensordict.", "numpy.")
 _MAX_BASES_DEPTH = 16
 _MAX_BOUND_DEPTH = 4
+_MAX_ORIGIN_DEPTH = 16  # names, calls and items followed back to where a value was made
 # Methods of a TensorDict that change where it lives: what they give is not the receiver.
 _MOVES_DEVICE = frozenset({"to", "cuda", "cpu", "pin_memory"})
 
@@ -106,3 +107,55 @@ def member_class(index: ProjectIndex, cls: str, attr: str, near: str) -> str | N
     assert callee is not None
     built = index.built_class(callee, near)
     return built[0] if built else callee
+
+
+def origin_calls(node: cst.BaseExpression, ctx: FileContext, known: Callable[[cst.Call], bool],
+                 ends: Callable[[cst.Call], bool], through: Callable[[cst.Call], cst.BaseExpression | None],
+                 shadow: Shadow | None = None, depth: int = 0) -> list[cst.Call]:
+    """The ``known`` calls whose value ``node`` may be, or be derived from: through names (as bound
+    where they are read, ``x = x.select(...)`` reading the previous ``x``), methods called on a value,
+    items taken from it, the items of a tuple or list, both branches of ``a if c else b``, and what
+    ``through`` says a call passes on (``torch.stack(tds)``: ``tds``). A method call ``ends`` accepts
+    (a move to a device) gives nothing."""
+    shadow = shadow or {}
+    while depth <= _MAX_ORIGIN_DEPTH:
+        if isinstance(node, cst.Call) and not known(node) and (passed := through(node)) is not None:
+            node, depth = passed, depth + 1
+        elif isinstance(node, cst.Call) and not known(node) and isinstance(node.func, cst.Attribute):
+            if ends(node):
+                return []
+            node = node.func.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        else:
+            break
+    if isinstance(node, cst.Call):
+        return [node] if known(node) else []
+    found: list[cst.Call] = []
+    if isinstance(node, cst.Name) and depth < _MAX_ORIGIN_DEPTH:
+        binding, inner = ctx.binding_in(node.value, shadow)
+        if binding is not None and not binding.opaque and binding.value is not None:
+            found += origin_calls(binding.value, ctx, known, ends, through, inner, depth + 1)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            found += origin_calls(element.value, ctx, known, ends, through, shadow, depth + 1)
+    elif isinstance(node, cst.IfExp):
+        for branch in (node.body, node.orelse):
+            found += origin_calls(branch, ctx, known, ends, through, shadow, depth + 1)
+    return found
+
+
+def returned_methods(functions: Mapping[str, FunctionFacts], cls: str, roots: Iterable[str]) -> set[str]:
+    """``roots`` and the methods of class ``cls`` whose result they return, directly or through one
+    another (``return self._select(td)``), as the file's function summaries say (``Returned.built``)."""
+    prefix = cls + "."
+    found = set(roots)
+    frontier = list(found)
+    while frontier:
+        facts = functions.get(prefix + frontier.pop())
+        for returned in facts.typed if facts is not None else ():
+            helper = (returned.built or "").removeprefix(prefix)
+            if helper != returned.built and "." not in helper and helper not in found:
+                found.add(helper)
+                frontier.append(helper)
+    return found

@@ -168,6 +168,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.ExceptHandler: [except_handler],
         cst.Return: [ctx.record_return],
         cst.Yield: [ctx.record_yield],
+        cst.Lambda: [ctx.lambdas.append],
     }
     leaves: dict[type, list[Handler]] = {
         cst.ClassDef: [leave_scope],
@@ -176,5 +177,6 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.AnnAssign: [ann_assign],
         cst.AugAssign: [ctx.record_augmented],
         cst.NamedExpr: [named_expr],
+        cst.Lambda: [lambda _node: ctx.lambdas.pop()],
     }
     return visits, leaves

@@ -11,7 +11,15 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.findings import Fix, Requirement, display_path
 from rlguard.engine.index import FunctionFacts, ProjectIndex
 from rlguard.engine.call_edits import keyword_edit
-from rlguard.engine.reach import bound_once, called_callables, may_derive_from, member_class, tensordict_receiver
+from rlguard.engine.reach import (
+    bound_once,
+    called_callables,
+    may_derive_from,
+    member_class,
+    origin_calls,
+    returned_methods,
+    tensordict_receiver,
+)
 from rlguard.engine.source_lines import definition_line
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
@@ -344,86 +352,41 @@ class TensorDictWithoutDevice(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._functions: list[str] = []  # enclosing plain functions, by name
-        self._function_nodes: list[cst.FunctionDef] = []
-        self._lambdas: list[cst.Lambda] = []
         self._candidates: list[_Candidate] = []
         self._buffer_functions: dict[str, _Buffer] = {}  # function name -> replay buffer it was given to
         self._buffer_lambdas: dict[int, _Buffer] = {}  # id(lambda) -> replay buffer
         self._buffer_classes: dict[str, _Buffer] = {}  # class whose instances were given -> replay buffer
         self._own_helpers: set[tuple[str, str]] = set()  # (class, method) followed here: not static nor class
         self._kept_elsewhere: set[int] = set()  # calls given a device right away, or merged into another TensorDict
-        # (class, method) -> methods of the same class whose result it returns: the transform's output
-        # is built in its data methods and in the helpers they return from.
-        self._returns_from: dict[tuple[str, str], set[str]] = {}
         # A new TensorDict is the output when it is returned: inside a ``return`` (or a lambda's body),
         # or bound to a local name (kept through ``x = x.method(...)``) that is returned.
         self._in_return = 0
         self._returned: set[int] = set()  # ids of candidate calls
         self._by_id: dict[int, _Candidate] = {}
-        self._tracked: dict[tuple[int, str], set[int]] = {}  # (scope, local name) -> candidate call ids
 
-    # ----- scopes -----
+    # ----- where the output is built -----
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         cls = self.ctx.method_class()
         if cls is not None and _handles_data(node):
             self._own_helpers.add((cls.qualname, node.name.value))
-        if cls is None:
-            self._functions.append(node.name.value)
-            self._function_nodes.append(node)
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._function_nodes and self._function_nodes[-1] is node:
-            self._functions.pop()
-            self._function_nodes.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
-        self._lambdas.append(node)
         self._factory_call(tensordict_receiver(node.body))
 
-    def leave_Lambda(self, node: cst.Lambda) -> None:
-        self._lambdas.pop()
+    def _in_definition(self) -> bool:
+        """In a class, a function or a lambda: where a transform's code may be."""
+        return self.ctx.current_class is not None or bool(self.ctx.enclosing_functions() or self.ctx.lambdas)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # ``td[key] = TensorDict(...)`` stores the entries in ``td``, cast to its device.
         if isinstance(node.value, cst.Call) and any(isinstance(t.target, cst.Subscript) for t in node.targets):
             self._kept_elsewhere.add(id(node.value))
 
-    def leave_Assign(self, node: cst.Assign) -> None:
-        # Runs before the engine records the binding: ``x = TensorDict(...)`` and ``x = x.select(...)``.
-        scope = id(self.ctx.scope_node)
-        calls = self._roots(node.value, scope)
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                key = (scope, target.target.value)
-                if calls:
-                    self._tracked[key] = calls
-                else:
-                    self._tracked.pop(key, None)
-
-    def _roots(self, node: cst.BaseExpression, scope: int) -> set[int]:
-        """Candidate calls an expression may be (or be derived from by method calls and indexing)."""
-        while True:
-            if isinstance(node, cst.Call) and self.ctx.callee(node) in _STACKS:
-                args = positional(node)  # torch.stack of device-less TensorDicts has no device either
-                return self._roots(args[0].value, scope) if args else set()
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and id(node) not in self._by_id:
-                if node.func.attr.value in _DEVICE_METHODS and self._moves_device(node):
-                    return set()  # ``a.to(device)``: what is handed on has a device
-                node = node.func.value
-            elif isinstance(node, cst.Subscript):
-                node = node.value
-            else:
-                break
-        if isinstance(node, cst.Call):
-            return {id(node)} if id(node) in self._by_id else set()
-        if isinstance(node, cst.Name):
-            return set(self._tracked.get((scope, node.value), ()))
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return {call for el in node.elements for call in self._roots(el.value, scope)}
-        if isinstance(node, cst.IfExp):
-            return self._roots(node.body, scope) | self._roots(node.orelse, scope)
-        return set()
+    def _returned_calls(self, node: cst.BaseExpression) -> set[int]:
+        """Candidate calls a returned expression may be, or be derived from (``reach.origin_calls``)."""
+        calls = origin_calls(node, self.ctx, lambda call: id(call) in self._by_id, self._moves_device_call,
+                             lambda call: _stacked(call, self.ctx))
+        return {id(call) for call in calls}
 
     def leave_Return(self, node: cst.Return) -> None:
         self._in_return -= 1
@@ -431,21 +394,8 @@ class TensorDictWithoutDevice(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         self._in_return += 1
         if node.value is not None:
-            self._returned |= self._roots(node.value, id(self.ctx.scope_node))
+            self._returned |= self._returned_calls(node.value)
             self._factory_call(tensordict_receiver(bound_once(node.value, self.ctx)))
-        cls = self.ctx.current_class
-        method = self._current_method()
-        if cls is None or method is None or node.value is None:
-            return
-        value = tensordict_receiver(self.ctx.value_of(node.value))
-        self_name = self.ctx.self_name()
-        if (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
-            and isinstance(value.func.value, cst.Name)
-            and value.func.value.value == self_name
-        ):
-            self._returns_from.setdefault((cls.qualname, method.name.value), set()).add(value.func.attr.value)
 
     # ----- calls -----
     def visit_Call(self, node: cst.Call) -> None:
@@ -491,8 +441,12 @@ class TensorDictWithoutDevice(Rule):
         first = self.ctx.qualname(args[0].value)
         return not (first is not None and first.startswith("torch.") and first != "torch.device")
 
+    def _moves_device_call(self, call: cst.Call) -> bool:
+        assert isinstance(call.func, cst.Attribute)
+        return call.func.attr.value in _DEVICE_METHODS and self._moves_device(call)
+
     def _tensordict_call(self, node: cst.Call) -> None:
-        if self.ctx.current_class is None and not self._functions and not self._lambdas:
+        if not self._in_definition():
             return
         written_none = _device_missing(node)
         if written_none is None or id(node) in self._kept_elsewhere:
@@ -503,8 +457,7 @@ class TensorDictWithoutDevice(Rule):
         """A returned call of a project function or method (``self.<helper>(...)`` too: the index finds
         it along the MRO; one the class defines itself is followed here, see ``_own_helpers``): whether
         it gives a device-less TensorDict, the complete index says."""
-        if not isinstance(node, cst.Call) or (self.ctx.current_class is None and not self._functions
-                                              and not self._lambdas) or id(node) in self._by_id:
+        if not isinstance(node, cst.Call) or not self._in_definition() or id(node) in self._by_id:
             return
         factory = self.ctx.callee(node)
         if factory is None and isinstance(node.func, cst.Attribute):
@@ -523,17 +476,18 @@ class TensorDictWithoutDevice(Rule):
     def _add_candidate(self, node: cst.Call, written_none: bool, factory: str | None,
                        member: tuple[str, str] | None = None) -> None:
         cls = self.ctx.current_class
-        method = self._enclosing_method()
+        method = self.ctx.enclosing_method()
+        functions = tuple(function.name.value for function in self.ctx.enclosing_functions())
         called_class = cls.qualname if cls is not None and method is not None and method.name.value == "__call__" \
             else None
         if cls is not None and not may_derive_from(self.ctx.facts.classes, cls.qualname, is_torchrl_transform):
             cls = None
         if cls is not None and method is not None and not _handles_data(method):
             cls = None  # a static method or (de)serialisation: not the transform's data
-        if cls is None and not self._functions and not self._lambdas and called_class is None:
+        if cls is None and not functions and not self.ctx.lambdas and called_class is None:
             return
         direct = self._current_method() is not None
-        if self._in_return or self._lambdas:
+        if self._in_return or self.ctx.lambdas:
             self._returned.add(id(node))
         self._candidates.append(
             _Candidate(
@@ -542,8 +496,8 @@ class TensorDictWithoutDevice(Rule):
                 class_qualname=cls.qualname if cls is not None else None,
                 class_name=cls.name if cls is not None else "",
                 method=method.name.value if method is not None else None,
-                functions=tuple(self._functions),
-                lambdas=tuple(id(lam) for lam in self._lambdas),
+                functions=functions,
+                lambdas=tuple(id(lam) for lam in self.ctx.lambdas),
                 called_class=called_class,
                 class_fix=self._fix(node, self._method_parameters()) if direct and factory is None else None,
                 function_fix=self._fix(node, self._function_parameters()) if factory is None else None,
@@ -599,15 +553,8 @@ class TensorDictWithoutDevice(Rule):
             return True
         if candidate.method is None or candidate.class_qualname is None:
             return False
-        output = set(TRANSFORM_TENSORDICT_METHODS)
-        frontier = list(output)
-        while frontier:
-            method = frontier.pop()
-            for helper in self._returns_from.get((candidate.class_qualname, method), ()):
-                if helper not in output:
-                    output.add(helper)
-                    frontier.append(helper)
-        return candidate.method in output
+        return candidate.method in returned_methods(self.ctx.facts.functions, candidate.class_qualname,
+                                                    TRANSFORM_TENSORDICT_METHODS)
 
     def _buffer_of(self, candidate: _Candidate) -> tuple[str, _Buffer] | None:
         """(function, replay buffer) when the call sits in a function given as a buffer's ``transform=``."""
@@ -649,14 +596,10 @@ class TensorDictWithoutDevice(Rule):
             return super().resolve(requirement, index, path, options)
         return {} if index.derives_from(requirement.qualname, is_torchrl_transform, near=path) else None
 
-    def _enclosing_method(self) -> cst.FunctionDef | None:
-        """The method of the innermost class that the traversal is in, nested functions included."""
-        return self.ctx.enclosing_method()
-
     # ----- the fix -----
     def _current_method(self) -> cst.FunctionDef | None:
         """The method the call is directly in (not in a nested function or lambda)."""
-        return None if self._lambdas else self.ctx.current_method()
+        return None if self.ctx.lambdas else self.ctx.current_method()
 
     def _method_parameters(self) -> list[str]:
         """The method's parameters known to hold the TensorDict it works on, the primary one first."""
@@ -672,9 +615,10 @@ class TensorDictWithoutDevice(Rule):
 
     def _function_parameters(self) -> list[str]:
         """For a plain function given as a replay buffer's ``transform=``: its first parameter."""
-        if self._lambdas or not self._function_nodes or self.ctx.scope_node is not self._function_nodes[-1]:
+        functions = self.ctx.enclosing_functions()
+        if self.ctx.lambdas or not functions or self.ctx.scope_node is not functions[-1]:
             return []
-        function = self._function_nodes[-1]
+        function = functions[-1]
         ordered = [*function.params.posonly_params, *function.params.params]
         known = ordered[:1] + [p for p in (*ordered, *function.params.kwonly_params) if self._annotated_tensordict(p)]
         return self._usable(known)
@@ -706,6 +650,12 @@ class TensorDictWithoutDevice(Rule):
         description = (f"Add `device={param}.device`; unsafe: values that do not come from `{param}` "
                        f"(or are added later) are then moved to its device")
         return Fix("unsafe", description, (edit,))
+
+
+def _stacked(call: cst.Call, ctx) -> cst.BaseExpression | None:
+    """``torch.stack(tds)``: stacking device-less TensorDicts gives one without a device too."""
+    args = positional(call) if ctx.callee(call) in _STACKS else []
+    return args[0].value if args else None
 
 
 def _takes_transform(callee: str, keyword: str) -> bool:
