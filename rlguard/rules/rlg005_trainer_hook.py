@@ -10,8 +10,8 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
-from rlguard.engine.reach import bound_once, may_derive_from
-from rlguard.engine.suggest import closest
+from rlguard.engine.reach import bound_once, may_derive_from, member_class
+from rlguard.engine.suggest import closest, one_edit_away
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
     TRAINER_HOOK_BASES,
@@ -25,11 +25,12 @@ from rlguard.engine.types import keyword, positional
 @dataclass(frozen=True)
 class IsTrainer(Requirement):
     """The receiver of ``register_op``, an instance of the class ``qualname`` (or what a call of the
-    project factory ``qualname`` gives), is a torchrl Trainer; with ``unknown_is_trainer``, also when the
-    factory's result is unknown."""
+    project factory ``qualname`` gives, or with ``member`` what ``self.<member>`` of class ``qualname``
+    holds), is a torchrl Trainer; with ``unknown_is_trainer``, also when that is unknown."""
 
     qualname: str
     unknown_is_trainer: bool = False
+    member: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,18 +69,6 @@ def _remedy(name: str, valid: tuple[str, ...]) -> str:
 
 def _version(target: tuple[int, ...]) -> str:
     return ".".join(str(part) for part in target)
-
-
-def _one_edit_away(a: str, b: str) -> bool:
-    """Levenshtein distance exactly 1: one insertion, deletion or substitution."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    return a[i + (len(a) == len(b)):] == b[i + 1:]
 
 
 class TrainerHook(Rule):
@@ -297,7 +286,7 @@ class TrainerHook(Rule):
     def _fix(literal: cst.BaseExpression, name: str, valid: tuple[str, ...]) -> Fix | None:
         if not isinstance(literal, cst.SimpleString):
             return None
-        close = [hook for hook in valid if _one_edit_away(name, hook)]
+        close = [hook for hook in valid if one_edit_away(name, hook)]
         if len(close) != 1 or literal.raw_value != name:
             return None
         new = cst.SimpleString(f"{literal.prefix}{literal.quote}{close[0]}{literal.quote}")
@@ -314,12 +303,8 @@ class TrainerHook(Rule):
             return unknown
         if instance.kind == "self":
             return (IsTrainer(instance.names[0]),)
-        if instance.kind == "self-attr":
-            cls = self.ctx.current_class
-            callees = [fact.callee for fact in cls.attrs.get(instance.attr or "", [])] if cls is not None else []
-            if not callees or any(callee is None for callee in callees):
-                return unknown
-            return self._built_by(callees, unknown)
+        if instance.kind == "self-attr":  # what the member holds, the index says (``reach.member_class``)
+            return (IsTrainer(instance.names[0], unknown is not None, instance.attr),)
         if instance.kind in ("built", "annotated"):
             return self._built_by(list(instance.names), unknown)
         return unknown
@@ -343,6 +328,11 @@ class TrainerHook(Rule):
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         if isinstance(requirement, IsTrainer):
             qualname = requirement.qualname
+            if requirement.member is not None:
+                held = member_class(index, qualname, requirement.member, path)
+                if held is None:
+                    return {} if requirement.unknown_is_trainer else None
+                qualname = held
             if index.derives_from(qualname, is_torchrl_trainer, near=path):
                 return {}
             if index.get_class(qualname, path) is not None:
