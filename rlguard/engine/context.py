@@ -553,8 +553,10 @@ class FileContext:
     def _record_passes(self, node: cst.Call, callee: str) -> None:
         """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
         (``FunctionFacts.passes``), on any path: where a caller's argument may end up."""
-        passed = [(arg.value.value, "**" if arg.star == "**" else arg.keyword.value) for arg in node.args
-                  if isinstance(arg.value, cst.Name) and (arg.star == "**" or (arg.keyword is not None and not arg.star))]
+        passed = []
+        for arg in node.args:
+            if isinstance(arg.value, cst.Name) and (arg.star == "**" or (arg.keyword is not None and not arg.star)):
+                passed.append((arg.value.value, arg.keyword.value if arg.keyword is not None else "**"))
         facts = self._function_facts() if passed else None
         if facts is None:
             return

@@ -279,7 +279,8 @@ class ProjectIndex:
             return None
         param = _parameter(function, slot)
         for name, callee, keyword in function.passes:
-            if name == param and accept(callee, slot if keyword == "**" else keyword):
+            passed = slot if keyword == "**" else keyword  # in ``**kwargs``, an argument keeps its keyword
+            if name == param and isinstance(passed, str) and accept(callee, passed):
                 return callee
         for name, callee, onward in function.flows:
             if name != param or onward is None:

@@ -156,6 +156,9 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def leave_scope(_node: cst.CSTNode) -> None:
         ctx.leave_scope()
 
+    def leave_lambda(_node: cst.Lambda) -> None:
+        ctx.lambdas.pop()
+
     visits: dict[type, list[Handler]] = {
         cst.Import: [ctx.imports.add_import],
         cst.ImportFrom: [ctx.imports.add_import_from],
@@ -177,6 +180,6 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.AnnAssign: [ann_assign],
         cst.AugAssign: [ctx.record_augmented],
         cst.NamedExpr: [named_expr],
-        cst.Lambda: [lambda _node: ctx.lambdas.pop()],
+        cst.Lambda: [leave_lambda],
     }
     return visits, leaves

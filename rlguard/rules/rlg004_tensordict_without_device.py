@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Mapping
 
 from rlguard.engine.lazy import cst
@@ -31,6 +31,9 @@ from rlguard.rules.data import (
     torchrl_transform_names,
 )
 from rlguard.engine.types import has_star_kwargs, is_none, keyword, may_be_project, positional
+
+if TYPE_CHECKING:
+    from rlguard.engine.context import FileContext
 
 # Keywords of the TensorDict constructor that are not entries of the new TensorDict.
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})
@@ -135,8 +138,11 @@ class TensorDictWithoutDevice(Rule):
         "`EnvBase` are not transforms). The rule looks where a transform builds its output: the methods "
         "torchrl calls with the data (`_call`, `forward`, `_reset`, `_step`, `_inv_call`, `inv`, ...), the "
         "helpers of the same class whose result they return, and any function or lambda passed as "
-        "`transform=` to a `torchrl.data` replay buffer. What such a place returns from a function of the "
-        "project (in the same file or another) or a method of another project class is followed too: when "
+        "`transform=` to a `torchrl.data` replay buffer, directly or through a function of the project that "
+        "hands its `transform=` argument (or its `**kwargs`) on to one. What such a place returns from a "
+        "function of the project (in the same file or another), a method of another project class, a "
+        "helper inherited from a base class of the project or a static or class method is followed too, "
+        "also through methods that return the TensorDict itself (`build(td).update(rest)`): when "
         "every `return` of that factory gives a `TensorDict(...)` (or `TensorDict.from_dict(...)`) it builds "
         "with no device, directly, through a name bound once, through methods that keep the device "
         "(`.clone()`, `.select(...)`) or through another such factory, the call in the transform is reported "
@@ -148,7 +154,8 @@ class TensorDictWithoutDevice(Rule):
         "Not reported, because the device-less TensorDict is not what goes downstream: one given a device "
         "right away (`TensorDict(...).to(device)`); one set or merged straight into another TensorDict "
         "(`td.set(key, TensorDict(...))`, `td.update(TensorDict(...))`, `td[key] = TensorDict(...)`), whose "
-        "entries then take that TensorDict's device; and one built in a static or class method, in "
+        "entries then take that TensorDict's device; and one built in a static or class method that no "
+        "data method returns, in "
         "(de)serialisation (`state_dict`, `load_state_dict`, `get_extra_state`, `set_extra_state`, ...) or "
         "in spec bookkeeping (`transform_*_spec`)."
     )
@@ -424,7 +431,7 @@ class TensorDictWithoutDevice(Rule):
 
     def _given_as_transform(self, value: cst.BaseExpression, buffer: _Buffer) -> None:
         """Record what a replay buffer will call on its samples (``reach.called_callables``)."""
-        tables = {"function": self._buffer_functions, "lambda": self._buffer_lambdas, "instance": self._buffer_classes}
+        tables: dict[str, dict[Any, _Buffer]] = {"function": self._buffer_functions, "lambda": self._buffer_lambdas, "instance": self._buffer_classes}
         for kind, key in called_callables(value, self.ctx, _spreads):
             _given(tables[kind], id(key) if kind == "lambda" else key, buffer)
 
@@ -582,7 +589,7 @@ class TensorDictWithoutDevice(Rule):
             given = cls.resolve(requirement.buffer, index, path, options) if requirement.buffer is not None else {}
             if given is None:
                 return None
-            factory = requirement.factory
+            factory: str | None = requirement.factory
             if requirement.member is not None:  # ``self.pairer.build``: ``module.Pairer.build``
                 owner = member_class(index, *requirement.member, path)
                 factory = f"{owner}.{factory}" if owner is not None else None
@@ -652,7 +659,7 @@ class TensorDictWithoutDevice(Rule):
         return Fix("unsafe", description, (edit,))
 
 
-def _stacked(call: cst.Call, ctx) -> cst.BaseExpression | None:
+def _stacked(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
     """``torch.stack(tds)``: stacking device-less TensorDicts gives one without a device too."""
     args = positional(call) if ctx.callee(call) in _STACKS else []
     return args[0].value if args else None
