@@ -9,6 +9,8 @@ TensorDict whose device is None. The near misses give the TensorDict a device, o
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import textwrap
 
@@ -191,3 +193,37 @@ def test_the_flagged_program_hands_out_a_device_less_tensordict(name, tmp_path):
         for module in ("program", *(path.removesuffix(".py") for path in files)):
             sys.modules.pop(module, None)
     assert out.device is None
+
+
+def test_the_buffer_file_alone_gives_the_finding_and_its_fix_runs(tmp_path):
+    """Checked alone (as pre-commit passes it), the file that hands ``to_pairs`` to ``make_buffer``
+    gets the same finding as the project; the fixed program's samples have the data's device."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchrl")
+    from tensordict import TensorDict
+
+    from rlguard.testing import fix_source
+
+    source = _fill(BUFFER.replace("{factory}", "make_buffer").replace("{argument}", "transform=to_pairs"), "")
+    (tmp_path / "buffers.py").write_text(BUFFER_FILES["buffers.py"])
+    (tmp_path / "program.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    outputs = [subprocess.run([sys.executable, "-m", "rlguard", "check", "--no-cache", "--select", "RLG004",
+                               "--output-format", "concise", *paths], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120).stdout for paths in (["program.py"], ["."])]
+    alone = [line for line in outputs[0].splitlines() if "RLG004" in line]
+    assert len(alone) == 1 and alone[0].startswith("program.py:7:12:")
+    assert [line for line in outputs[1].splitlines() if "RLG004" in line] == alone
+
+    fixed = fix_source(source, select=["RLG004"], extra_files=BUFFER_FILES)
+    assert "batch_size=data.batch_size, device=data.device)" in fixed
+    (tmp_path / "program.py").write_text(fixed)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import program  # noqa: PLC0415 - the fixed program, written above
+        program.rb.extend(TensorDict({"obs": torch.zeros(4, 2), "next": {"obs": torch.ones(4, 2)}}, [4], device="cpu"))
+        assert program.rb.sample().device == torch.device("cpu")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("program", None)
+        sys.modules.pop("buffers", None)
