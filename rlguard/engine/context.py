@@ -17,6 +17,7 @@ from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, 
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
+from rlguard.engine.reach import argument_slots
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
     annotated_tensors,
@@ -540,23 +541,16 @@ class FileContext:
         if facts is None:
             return
         names = (*facts.params, *filter(None, [facts.kwargs]))
-        position = 0
-        for arg in node.args:
-            if arg.star == "*":
-                break
-            slot: int | str = "**" if arg.star == "**" else arg.keyword.value if arg.keyword is not None else position
-            position += arg.keyword is None and not arg.star
-            if isinstance(arg.value, cst.Name) and arg.value.value in names and self._is_parameter(arg.value.value):
-                if (arg.value.value, callee, slot) not in facts.flows:
-                    facts.flows.append((arg.value.value, callee, slot))
+        for slot, value in argument_slots(node):
+            if isinstance(value, cst.Name) and value.value in names and self._is_parameter(value.value):
+                if (value.value, callee, slot) not in facts.flows:
+                    facts.flows.append((value.value, callee, slot))
 
     def _record_passes(self, node: cst.Call, callee: str) -> None:
         """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
         (``FunctionFacts.passes``), on any path: where a caller's argument may end up."""
-        passed = []
-        for arg in node.args:
-            if isinstance(arg.value, cst.Name) and (arg.star == "**" or (arg.keyword is not None and not arg.star)):
-                passed.append((arg.value.value, arg.keyword.value if arg.keyword is not None else "**"))
+        passed = [(value.value, slot) for slot, value in argument_slots(node)
+                  if isinstance(slot, str) and isinstance(value, cst.Name)]
         facts = self._function_facts() if passed else None
         if facts is None:
             return

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.apimodel import model
-from rlguard.engine.types import attr_facts
+from rlguard.engine.types import attr_facts, keyword, positional
 
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext, Shadow
@@ -26,13 +26,31 @@ _NEVER_DERIVING = ("builtins.", "abc.", "typing.", "collections.", "enum.", "tor
 _MAX_BASES_DEPTH = 16
 _MAX_BOUND_DEPTH = 4
 _MAX_ORIGIN_DEPTH = 16  # names, calls and items followed back to where a value was made
-# Methods of a TensorDict that change where it lives: what they give is not the receiver.
-_MOVES_DEVICE = frozenset({"to", "cuda", "cpu", "pin_memory"})
+# Methods of a tensor or TensorDict that may give it another device: what they give is not the receiver.
+_DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
+
+
+def argument_slots(call: cst.Call) -> list[tuple[int | str, cst.BaseExpression]]:
+    """(slot, value) of a call's arguments, the slot a position, a keyword, or "**" for ``**mapping``;
+    positions after a ``*args`` are unknown and left out."""
+    found: list[tuple[int | str, cst.BaseExpression]] = []
+    position, starred = 0, False
+    for arg in call.args:
+        if arg.star == "*":
+            starred = True
+        elif arg.star == "**":
+            found.append(("**", arg.value))
+        elif arg.keyword is not None:
+            found.append((arg.keyword.value, arg.value))
+        elif not starred:
+            found.append((position, arg.value))
+            position += 1
+    return found
 
 
 def may_derive_from(classes: Mapping[str, ClassFacts], qualname: str, roots: Callable[[str], bool],
                     depth: int = 0) -> bool:
-    """False when the class provably derives from no class ``roots`` accepts: every base, followed
+    """False when the class provably derives from no class of torchrl ``roots`` accepts: every base, followed
     through ``classes`` (the file's own), is a library class of a package that has none. The file-local
     answer that spares the index (and the file a position pass) a question about the many classes that
     cannot be one; True is only "maybe", which the index decides (``ProjectIndex.derives_from``)."""
@@ -69,10 +87,23 @@ def tensordict_receiver(node: cst.BaseExpression) -> cst.BaseExpression:
     (``.to(...)``, ``.cuda()``) or any other method ends the chain where it is."""
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         method = node.func.attr.value
-        if method in _MOVES_DEVICE or model().method("tensordict.TensorDictBase", method) != "self":
+        if method in _DEVICE_METHODS or model().method("tensordict.TensorDictBase", method) != "self":
             break
         node = node.func.value
     return node
+
+
+def moves_device(call: cst.Call, ctx: FileContext) -> bool:
+    """``x.cuda()``, ``x.cpu()``, ``x.to(device)``: what it gives is on a device; not ``x.to(torch.float32)``
+    or ``x.to(dtype=...)``."""
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+    if method != "to":
+        return method in _DEVICE_METHODS
+    if keyword(call, "device") is not None:
+        return True
+    args = positional(call)
+    first = ctx.qualname(args[0].value) if args else None
+    return bool(args) and not (first is not None and first.startswith("torch.") and first != "torch.device")
 
 
 def called_callables(value: cst.BaseExpression, ctx: FileContext, spreads: Callable[[str], bool],
@@ -154,8 +185,9 @@ def returned_methods(functions: Mapping[str, FunctionFacts], cls: str, roots: It
     while frontier:
         facts = functions.get(prefix + frontier.pop())
         for returned in facts.typed if facts is not None else ():
-            helper = (returned.built or "").removeprefix(prefix)
-            if helper != returned.built and "." not in helper and helper not in found:
+            built = returned.built or ""
+            helper = built[len(prefix):] if built.startswith(prefix) else ""
+            if helper and "." not in helper and helper not in found:
                 found.add(helper)
                 frontier.append(helper)
     return found

@@ -12,10 +12,12 @@ from rlguard.engine.findings import Fix, Requirement, display_path
 from rlguard.engine.index import FunctionFacts, ProjectIndex
 from rlguard.engine.call_edits import keyword_edit
 from rlguard.engine.reach import (
+    argument_slots,
     bound_once,
     called_callables,
     may_derive_from,
     member_class,
+    moves_device,
     origin_calls,
     returned_methods,
     tensordict_receiver,
@@ -39,8 +41,6 @@ if TYPE_CHECKING:
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})
 # ``td.get(key)`` and friends read an entry of ``td``.
 _READ_METHODS = frozenset({"get", "get_nested"})
-# ``TensorDict(...).to(device)``: the TensorDict that is kept has a device.
-_DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
 # Stacking TensorDicts keeps their (missing) device.
 _STACKS = frozenset({"torch.stack", "torch.cat", "tensordict.lazy_stack", "tensordict.stack"})
 # ``other.update(TensorDict(...))``: the entries are cast to ``other``'s device; the new TensorDict is not kept.
@@ -391,7 +391,7 @@ class TensorDictWithoutDevice(Rule):
 
     def _returned_calls(self, node: cst.BaseExpression) -> set[int]:
         """Candidate calls a returned expression may be, or be derived from (``reach.origin_calls``)."""
-        calls = origin_calls(node, self.ctx, lambda call: id(call) in self._by_id, self._moves_device_call,
+        calls = origin_calls(node, self.ctx, lambda call: id(call) in self._by_id, lambda call: moves_device(call, self.ctx),
                              lambda call: _stacked(call, self.ctx))
         return {id(call) for call in calls}
 
@@ -409,7 +409,7 @@ class TensorDictWithoutDevice(Rule):
         func = node.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in _DEVICE_METHODS and isinstance(func.value, cst.Call) and self._moves_device(node):
+            if isinstance(func.value, cst.Call) and moves_device(node, self.ctx):  # ``TensorDict(...).to(device)``
                 self._kept_elsewhere.add(id(func.value))
             elif method in _MERGE_METHODS:
                 self._kept_elsewhere.update(id(arg.value) for arg in node.args if isinstance(arg.value, cst.Call))
@@ -426,31 +426,15 @@ class TensorDictWithoutDevice(Rule):
             if transform is not None:
                 self._given_as_transform(transform.value, (qualname.rpartition(".")[2], None))
         elif may_be_project(qualname):  # a factory of buffers may hand an argument on as ``transform=``
-            for slot, arg in _slots(node):
-                self._given_as_transform(arg, ("{buffer}", GivenToBuffer(qualname, slot)))
+            for slot, arg in argument_slots(node):
+                if slot != "**":
+                    self._given_as_transform(arg, ("{buffer}", GivenToBuffer(qualname, slot)))
 
     def _given_as_transform(self, value: cst.BaseExpression, buffer: _Buffer) -> None:
         """Record what a replay buffer will call on its samples (``reach.called_callables``)."""
         tables: dict[str, dict[Any, _Buffer]] = {"function": self._buffer_functions, "lambda": self._buffer_lambdas, "instance": self._buffer_classes}
         for kind, key in called_callables(value, self.ctx, _spreads):
             _given(tables[kind], id(key) if kind == "lambda" else key, buffer)
-
-    def _moves_device(self, call: cst.Call) -> bool:
-        """``.cuda()``, ``.cpu()``, ``.to(device)``; not ``.to(torch.float32)`` or ``.to(dtype=...)``."""
-        assert isinstance(call.func, cst.Attribute)
-        if call.func.attr.value != "to":
-            return True
-        if keyword(call, "device") is not None:
-            return True
-        args = positional(call)
-        if not args:
-            return False
-        first = self.ctx.qualname(args[0].value)
-        return not (first is not None and first.startswith("torch.") and first != "torch.device")
-
-    def _moves_device_call(self, call: cst.Call) -> bool:
-        assert isinstance(call.func, cst.Attribute)
-        return call.func.attr.value in _DEVICE_METHODS and self._moves_device(call)
 
     def _tensordict_call(self, node: cst.Call) -> None:
         if not self._in_definition():
@@ -675,20 +659,6 @@ def _given(table: dict, key: Any, buffer: _Buffer) -> None:
     through a function of the project, which the index must confirm."""
     if key not in table or table[key][1] is not None:
         table[key] = buffer
-
-
-def _slots(call: cst.Call) -> list[tuple[int | str, cst.BaseExpression]]:
-    """(position or keyword, value) of a call's arguments, up to a ``*args`` that hides positions."""
-    found: list[tuple[int | str, cst.BaseExpression]] = []
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            if arg.star == "*":
-                break
-            continue
-        found.append((arg.keyword.value if arg.keyword is not None else position, arg.value))
-        position += arg.keyword is None
-    return found
 
 
 def _spreads(callee: str) -> bool:
