@@ -133,6 +133,7 @@ class FileContext:
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
         self._tree: cst.Module | None = None
+        self._module_binds: dict[str, int] | None = None  # see ``rebound_at_module_level``
         self._versions: VersionMap | None = None
         self._conditional_nodes: dict[int, set[int]] = {}  # by id of the function (see ``_conditional``)
 
@@ -195,6 +196,14 @@ class FileContext:
             if self.scopes[position].kind == "function" and self.scopes[position - 1].kind == "class":
                 return self.scopes[position].node  # type: ignore[return-value]
         return None
+
+    def rebound_at_module_level(self, name: str) -> bool:
+        """Whether a module-level name may hold another value by the time a function reads it: the
+        module binds it more than once (in any block), or a function declares it ``global``."""
+        if self._module_binds is None:
+            assert self._tree is not None, "declare_definitions runs before any rule"
+            self._module_binds = _module_binds(self._tree)
+        return self._module_binds.get(name, 0) > 1
 
     def enclosing_functions(self) -> list[cst.FunctionDef]:
         """The functions being walked that are not methods (functions nested in a method included),
@@ -779,6 +788,43 @@ _PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
 
 
 @cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
+def _module_binds(module: cst.Module) -> dict[str, int]:
+    """How often each name is bound at module level (a ``global`` declaration counts as rebinding)."""
+    from rlguard.engine.traversal import children  # the traversal imports this module
+
+    counts: dict[str, int] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(statement, False) for statement in module.body]
+    while stack:
+        node, nested = stack.pop()
+        names: Sequence[cst.BaseExpression] = ()
+        if isinstance(node, cst.Global):
+            names = [item.name for item in node.names] * 2
+        elif not nested and isinstance(node, cst.Assign):
+            names = [target.target for target in node.targets]
+        elif not nested and isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            names = [node.target]
+        elif not nested and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names = [node.name]
+        elif not nested and isinstance(node, cst.WithItem) and node.asname is not None:
+            names = [node.asname.name]
+        for target in names:
+            for name in _bound_names(target):
+                counts[name] = counts.get(name, 0) + 1
+        inner = nested or isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        stack.extend((child, inner) for child in children(node))
+    return counts
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
 def _branching() -> tuple[type, ...]:
     """Statements whose body runs on some paths only."""
     return (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)

@@ -71,10 +71,15 @@ def may_derive_from(classes: Mapping[str, ClassFacts], qualname: str, roots: Cal
 def bound_once(node: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression:
     """The expression behind a name bound once, in its scope or the module (``out = build(td); return
     out``, ``DEST = "post_steps"``), through a few such names. A name bound on several paths, by a loop
-    or by unpacking may hold another value: it is left as it is."""
+    or by unpacking may hold another value: it is left as it is; so is a module-level name a function
+    reads, when the module binds it again further down or a function declares it ``global``."""
     for _ in range(_MAX_BOUND_DEPTH):
         binding = ctx.lookup(node.value) if isinstance(node, cst.Name) else None
         if binding is None or binding.opaque or binding.value is None or binding.previous is not None:
+            break
+        assert isinstance(node, cst.Name)
+        if not ctx.at_module_level and ctx.scopes[0].bindings.get(node.value) is binding \
+                and ctx.rebound_at_module_level(node.value):
             break
         node = binding.value
     return node

@@ -298,3 +298,16 @@ def test_register_op_on_a_project_factory_that_builds_no_trainer_is_not_reported
     source = USES_FACTORY.replace("register_hook", "register_op")
     assert [f for f in check_source(source, select=["RLG005"], extra_files={"factory.py": NOT_A_TRAINER})
             if f.code == "RLG005"] == []
+
+
+@pytest.mark.parametrize("rebinding", [
+    'DEST = "post_steps"\n',  # bound again further down: the function reads the last value
+    'def configure():\n    global DEST\n    DEST = "post_steps"\n',
+])
+def test_a_constant_rebound_after_the_function_is_not_read_as_the_first_value(rebinding, trainer, tmp_path):
+    source = CONSTANT.format(dest="post_step") + "\n\n" + rebinding
+    assert rlg005(source) == []
+    if rebinding.startswith("DEST"):  # the call really takes the last value: torchrl accepts it
+        path = tmp_path / "rebound.py"
+        path.write_text(source)
+        runpy.run_path(str(path))["attach"](trainer, lambda: None)
