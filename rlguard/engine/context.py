@@ -404,6 +404,8 @@ class FileContext:
             enclosing.class_facts.methods.add(node.name.value)
             if only_raises_not_implemented(node):
                 enclosing.class_facts.stubs.add(node.name.value)
+            if any((dotted_name(d.decorator) or "").rpartition(".")[2] == "abstractmethod" for d in node.decorators):
+                enclosing.class_facts.abstract.add(node.name.value)
         if len(self.scopes) == 1:
             self.imports.add_local_definition(node.name.value)
             enclosing.bindings.pop(node.name.value, None)

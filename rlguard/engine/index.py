@@ -29,7 +29,7 @@ class AttrFact(NamedTuple):
 class ClassFacts:
     # Plain classes, not dataclasses, here and below: a run served from the cache unpickles them
     # and should not pay for importing ``dataclasses``.
-    __slots__ = ("qualname", "path", "bases", "decorators", "methods", "stubs", "attrs")
+    __slots__ = ("qualname", "path", "bases", "decorators", "methods", "stubs", "abstract", "attrs")
 
     def __init__(self, qualname: str, path: str, bases: tuple[str, ...], decorators: tuple[str, ...] = ()) -> None:
         self.qualname = qualname
@@ -39,6 +39,7 @@ class ClassFacts:
         self.methods: set[str] = set()
         # Methods whose body only raises NotImplementedError: defined, but failing like a missing one.
         self.stubs: set[str] = set()
+        self.abstract: set[str] = set()  # methods declared ``@abstractmethod``: the class is an abstract base
         self.attrs: dict[str, list[AttrFact]] = {}
 
     @property

@@ -239,19 +239,10 @@ class TrainerHook(Rule):
         ),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._abstract: set[str] = set()  # classes (qualnames) that declare abstract methods
-
     # ----- hook classes -----
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        cls = self.ctx.method_class()
-        if cls is not None and any(_is_abstractmethod(d.decorator) for d in node.decorators):
-            self._abstract.add(cls.qualname)
-
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         cls = self.ctx.current_class
-        if cls is None or cls.qualname in self._abstract or not may_derive_from(
+        if cls is None or cls.abstract or not may_derive_from(
                 self.ctx.facts.classes, cls.qualname, TRAINER_HOOK_BASES.__contains__):
             return
         message = f"`{cls.name}` lacks a working {{missing}}: `TrainerHookBase`'s versions raise NotImplementedError"
@@ -353,12 +344,6 @@ class TrainerHook(Rule):
             "missing": ", ".join(f"`{m}`" for m in missing),
             "consequences": "; ".join(_CONSEQUENCES[m] for m in missing),
         }
-
-
-def _is_abstractmethod(decorator: cst.BaseExpression) -> bool:
-    return (isinstance(decorator, cst.Name) and decorator.value == "abstractmethod") or (
-        isinstance(decorator, cst.Attribute) and decorator.attr.value == "abstractmethod"
-    )
 
 
 def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]:
