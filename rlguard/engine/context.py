@@ -7,6 +7,7 @@ instead of re-deriving it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 from collections.abc import Mapping, Sequence
 
@@ -16,6 +17,7 @@ from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, 
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
+from rlguard.engine.reach import argument_slots
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
     annotated_tensors,
@@ -129,10 +131,13 @@ class FileContext:
         self.index = index  # complete only in the fix pass; rules use requirements otherwise
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
+        self.parameter_kinds = True  # summaries try kinds for parameters (``Returned.given``)
+        self.lambdas: list[cst.Lambda] = []  # the lambdas being walked, innermost last (they are no scope here)
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
         self._tree: cst.Module | None = None
+        self._module_binds: dict[str, int] | None = None  # see ``rebound_at_module_level``
         self._versions: VersionMap | None = None
 
     # ----- queries for rules -----
@@ -194,6 +199,20 @@ class FileContext:
             if self.scopes[position].kind == "function" and self.scopes[position - 1].kind == "class":
                 return self.scopes[position].node  # type: ignore[return-value]
         return None
+
+    def rebound_at_module_level(self, name: str) -> bool:
+        """Whether a module-level name may hold another value by the time a function reads it: the
+        module binds it more than once (in any block), or a function declares it ``global``."""
+        if self._module_binds is None:
+            assert self._tree is not None, "declare_definitions runs before any rule"
+            self._module_binds = _module_binds(self._tree)
+        return self._module_binds.get(name, 0) > 1
+
+    def enclosing_functions(self) -> list[cst.FunctionDef]:
+        """The functions being walked that are not methods (functions nested in a method included),
+        outermost first."""
+        return [scope.node for position, scope in enumerate(self.scopes)  # type: ignore[misc]
+                if scope.kind == "function" and self.scopes[position - 1].kind != "class"]
 
     def is_self(self, name: str) -> bool:
         """``name`` is, where it is read, the ``self`` parameter of a method (nested functions
@@ -388,6 +407,8 @@ class FileContext:
             enclosing.class_facts.methods.add(node.name.value)
             if only_raises_not_implemented(node):
                 enclosing.class_facts.stubs.add(node.name.value)
+            if any((dotted_name(d.decorator) or "").rpartition(".")[2] == "abstractmethod" for d in node.decorators):
+                enclosing.class_facts.abstract.add(node.name.value)
         if len(self.scopes) == 1:
             self.imports.add_local_definition(node.name.value)
             enclosing.bindings.pop(node.name.value, None)
@@ -445,7 +466,7 @@ class FileContext:
         if node.value is None:
             facts.opaque = True
             return
-        facts.typed.append(returned_value(node.value, self, facts.params))
+        facts.typed.append(returned_value(node.value, self, facts.params if self.parameter_kinds else ()))
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
             if has_starred(node.value.elements):
                 return
@@ -494,6 +515,7 @@ class FileContext:
             return
         sinks = self.sinks
         if callee not in sinks and not may_be_project(callee):
+            self._record_passes(node, callee)
             return
         if self.scopes[-1].branches:  # a branch or loop may not run it
             return
@@ -525,15 +547,23 @@ class FileContext:
         if facts is None:
             return
         names = (*facts.params, *filter(None, [facts.kwargs]))
-        position = 0
-        for arg in node.args:
-            if arg.star == "*":
-                break
-            slot: int | str = "**" if arg.star == "**" else arg.keyword.value if arg.keyword is not None else position
-            position += arg.keyword is None and not arg.star
-            if isinstance(arg.value, cst.Name) and arg.value.value in names and self._is_parameter(arg.value.value):
-                if (arg.value.value, callee, slot) not in facts.flows:
-                    facts.flows.append((arg.value.value, callee, slot))
+        for slot, value in argument_slots(node):
+            if isinstance(value, cst.Name) and value.value in names and self._is_parameter(value.value):
+                if (value.value, callee, slot) not in facts.flows:
+                    facts.flows.append((value.value, callee, slot))
+
+    def _record_passes(self, node: cst.Call, callee: str) -> None:
+        """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
+        (``FunctionFacts.passes``), on any path: where a caller's argument may end up."""
+        passed = [(value.value, slot) for slot, value in argument_slots(node)
+                  if isinstance(slot, str) and isinstance(value, cst.Name)]
+        facts = self._function_facts() if passed else None
+        if facts is None:
+            return
+        names = (*facts.params, *filter(None, [facts.kwargs]))
+        for name, keyword in passed:
+            if name in names and self._is_parameter(name) and (name, callee, keyword) not in facts.passes:
+                facts.passes.append((name, callee, keyword))
 
     def _is_parameter(self, name: str) -> bool:
         binding = self.scopes[-1].bindings.get(name)
@@ -752,6 +782,45 @@ def _opaque_function(function: cst.FunctionDef, ctx: FileContext) -> bool:
 
 # Decorators (bare or called) that leave what a call returns as the body returns it.
 _PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
+
+
+@cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
+def _module_binds(module: cst.Module) -> dict[str, int]:
+    """How often each name is bound at module level (a ``global`` declaration counts as rebinding)."""
+    from rlguard.engine.traversal import children  # the traversal imports this module
+
+    counts: dict[str, int] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(statement, False) for statement in module.body]
+    while stack:
+        node, nested = stack.pop()
+        names: Sequence[cst.BaseExpression] = ()
+        if isinstance(node, cst.Global):
+            names = [item.name for item in node.names] * 2
+        elif not nested and isinstance(node, cst.Assign):
+            names = [target.target for target in node.targets]
+        elif not nested and isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            names = [node.target]
+        elif not nested and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names = [node.name]
+        elif not nested and isinstance(node, cst.WithItem) and node.asname is not None:
+            names = [node.asname.name]
+        for target in names:
+            for name in _bound_names(target):
+                counts[name] = counts.get(name, 0) + 1
+        inner = nested or isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        stack.extend((child, inner) for child in children(node))
+    return counts
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
 
 
 # Decorators (bare or called) that leave what a call returns as the body returns it (a property: what

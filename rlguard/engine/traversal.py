@@ -126,10 +126,8 @@ def walk(root: cst.CSTNode, on_visit: dict[type, list[Handler]], on_leave: dict[
         stack.extend(found)
 
 
-def bookkeeping(ctx: FileContext, summaries: bool = True) -> tuple[dict[type, list[Handler]], dict[type, list[Handler]]]:
-    """The engine's own handlers that keep ``ctx`` current. Visits run before rules, leaves after.
-    ``summaries``: also record what functions return and where their parameters go (``FileFacts``),
-    which only the index reads: rules never see them during a walk."""
+def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type, list[Handler]]]:
+    """The engine's own handlers that keep ``ctx`` current. Visits run before rules, leaves after."""
 
     def assign(node: cst.Assign) -> None:
         for target in node.targets:
@@ -158,6 +156,9 @@ def bookkeeping(ctx: FileContext, summaries: bool = True) -> tuple[dict[type, li
     def leave_scope(_node: cst.CSTNode) -> None:
         ctx.leave_scope()
 
+    def leave_lambda(_node: cst.Lambda) -> None:
+        ctx.lambdas.pop()
+
     branching = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
     visits: dict[type, list[Handler]] = {
         cst.Import: [ctx.imports.add_import],
@@ -165,13 +166,14 @@ def bookkeeping(ctx: FileContext, summaries: bool = True) -> tuple[dict[type, li
         cst.ClassDef: [ctx.enter_class],
         cst.FunctionDef: [ctx.enter_function],
         cst.For: [for_loop],
-        cst.Call: [ctx.record_mutation, ctx.record_flow] if summaries else [ctx.record_mutation],
+        cst.Call: [ctx.record_mutation, ctx.record_flow],
         cst.CompFor: [opaque_target],
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],
+        cst.Lambda: [ctx.lambdas.append],
+        cst.Return: [ctx.record_return],
+        cst.Yield: [ctx.record_yield],
     }
-    if summaries:
-        visits |= {cst.Return: [ctx.record_return], cst.Yield: [ctx.record_yield]}
     for statement in branching:  # before the other handlers of a ``for``: its target binds inside the loop
         visits[statement] = [ctx.enter_branch, *visits.get(statement, ())]
     leaves: dict[type, list[Handler]] = {
@@ -181,6 +183,7 @@ def bookkeeping(ctx: FileContext, summaries: bool = True) -> tuple[dict[type, li
         cst.AnnAssign: [ann_assign],
         cst.AugAssign: [ctx.record_augmented],
         cst.NamedExpr: [named_expr],
+        cst.Lambda: [leave_lambda],
     }
     for statement in branching:
         leaves[statement] = [*leaves.get(statement, ()), ctx.leave_branch]
