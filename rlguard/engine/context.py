@@ -16,6 +16,7 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
+from rlguard.engine.member_facts import field_default, has_fields, lazily_set, stored_parameter
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
@@ -133,6 +134,7 @@ class FileContext:
         self._tree: cst.Module | None = None
         self._versions: VersionMap | None = None
         self._conditional_nodes: dict[int, set[int]] = {}  # by id of the function (see ``_conditional``)
+        self._lazy_values: dict[int, frozenset[int]] = {}  # by id of the method (see ``member_facts.lazily_set``)
 
     # ----- queries for rules -----
     @property
@@ -426,6 +428,9 @@ class FileContext:
                 self.bind_opaque(element.value)
                 if unpacked is not None and isinstance(element.value, cst.Name):
                     self.scopes[-1].bindings[element.value.value].unpacked = (unpacked, position)
+                attr = self.is_self_attr(element.value) if unpacked is not None else None
+                if attr is not None and unpacked is not None:  # ``self.actor, self.critic = make_models()``
+                    self._record_unpacked_attr(attr, unpacked, position)
         elif value is not None:
             attr = self.is_self_attr(target)
             if attr is not None:
@@ -445,6 +450,11 @@ class FileContext:
             facts.opaque = True
             return
         facts.typed.append(returned_value(node.value, self, facts.params))
+        attr = self.is_self_attr(node.value)
+        if attr is not None:  # ``return self._policy`` (a property caching a policy)
+            if Built(f"self.{attr}") not in facts.returns:
+                facts.returns.append(Built(f"self.{attr}"))
+            return
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
             if has_starred(node.value.elements):
                 return
@@ -655,7 +665,16 @@ class FileContext:
         Tensor``), as a tensor attribute of the class. Other fields are left to their assignments: a
         declaration alone says nothing the rules of other values could use."""
         cls = self.current_class
-        if cls is not None and annotated_tensors(annotation, self):
+        if cls is None:
+            return
+        if has_fields(cls.decorators, cls.bases):  # a constructor parameter, holding its argument or default
+            default = field_default(value, self.callee(value) if isinstance(value, cst.Call) else None)
+            fields = self.scopes[-1].bindings
+            position = sum(1 for b in fields.values() if b.annotation is not None) - 1  # this one is bound already
+            callee = self.class_of(default) if default is not None else self.class_of(cst.Name(name), annotation)
+            cls.attrs.setdefault(name, []).append(AttrFact(
+                callee=callee, tensor=annotated_tensors(annotation, self), param=name, position=position))
+        elif annotated_tensors(annotation, self):
             cls.attrs.setdefault(name, []).append(AttrFact(callee=None, tensor=True))
 
     def bind_opaque(self, target: cst.BaseExpression) -> None:
@@ -673,8 +692,31 @@ class FileContext:
         assert cls is not None
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.class_of(value, annotation)
-        fact = AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self), items=self._container_items(resolved))
+        method = self.enclosing_method()
+        stored = stored_parameter(method, value) if method is not None and method.name.value == "__init__" else None
+        fact = AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self), items=self._container_items(resolved),
+                        param=stored[0] if stored else None, position=stored[1] if stored else None,
+                        lazy=method is not None and id(value) in self._lazily_set(method))
         cls.attrs.setdefault(attr, []).append(fact)
+
+    def _record_unpacked_attr(self, attr: str, value: cst.BaseExpression, position: int) -> None:
+        """``self.<attr>`` bound to item ``position`` of a tuple literal, or of what a call returns."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            item = literal_item(value, position)
+            if item is not None:
+                self._record_attr(attr, item)
+            return
+        cls = self.current_class
+        callee = self.class_of(value) if isinstance(value, cst.Call) else None
+        if cls is not None and callee is not None:
+            cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, item=position))
+
+    def _lazily_set(self, method: cst.FunctionDef) -> frozenset[int]:
+        found = self._lazy_values.get(id(method))
+        if found is None:
+            params = [*method.params.posonly_params, *method.params.params]
+            found = self._lazy_values[id(method)] = lazily_set(method, params[0].name.value) if params else frozenset()
+        return found
 
     def class_of(self, node: cst.BaseExpression, annotation: cst.BaseExpression | None = None) -> str | None:
         """The one class ``node`` is known to be an instance of (the call that builds it, a factory of the

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import dataclasses
-import weakref
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from collections.abc import Iterator, Mapping
 
@@ -22,9 +22,10 @@ from rlguard.engine.lazy import cst
 from rlguard import advice
 from rlguard.advice import remedy
 from rlguard.engine.findings import Requirement, display_path
-from rlguard.engine.index import TUPLE, AttrFact, Built, ProjectIndex
+from rlguard.engine.index import ClassFacts, ProjectIndex
+from rlguard.engine.members import Args, Search, attribute_holding, instance_holding, returned_holding
 from rlguard.engine.names import dotted_name
-from rlguard.engine.source_lines import class_block, source_lines
+from rlguard.engine.uncopyable import uncopyable
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
     ALL_LOSSES_COPY_BEFORE,
@@ -37,7 +38,6 @@ from rlguard.rules.data import (
     SINGLE_PROCESS_COLLECTORS,
     UNCOPYABLE_ALIASES,
     UNCOPYABLE_MARKERS,
-    UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
 from rlguard.engine.containers import literal_items
@@ -57,7 +57,7 @@ LOSS_NETWORK_SUFFIXES = ("network", "model", "model_based_env")
 LOSS_NETWORK_KEYWORDS = frozenset({"actor", "critic"})
 # ``Collector(..., backend=...)`` values that run the policy in other processes (torchrl >= 0.14).
 REMOTE_BACKENDS = frozenset({"process", "ray", "rpc", "distributed", "submitit"})
-_MAX_DEPTH = 8  # how far names, wrappers and nested classes are followed
+_MAX_DEPTH = 8  # how far names and wrappers are followed
 # Pickling (multi-process collectors) ignores ``__deepcopy__``: only these hooks make a class picklable.
 PICKLE_HOOKS = COPY_HOOKS - {"__deepcopy__"}
 # torchrl 0.14.1's Collector deep-copies its policy only when a parameter's device differs from
@@ -85,6 +85,7 @@ class Uncopyable(Requirement):
 
     qualname: str
     pickled: bool = False
+    args: Args = ()  # (position or keyword, class) of the arguments of the call that built it
 
 
 @dataclass(frozen=True)
@@ -119,157 +120,23 @@ def _user_types(options: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(options.get("uncopyable-types", ()) or ())
 
 
-def _what(callee: str | None, user_types: tuple[str, ...]) -> str | None:
-    """What a constructor builds, when that cannot be deep-copied."""
-    if callee is None:
-        return None
-    if callee in user_types:
-        return f"a `{callee}` (in `uncopyable-types`)"
-    return UNCOPYABLE_TYPES.get(_alias(callee))
+@cache
+def _search(user_types: tuple[str, ...], pickled: bool) -> Search:
+    """The requirement, as the member model is asked it: a member holding a value that cannot be
+    deep-copied (or pickled, for a policy sent to other processes), in a class with no copy hook of
+    its own (pickling ignores ``__deepcopy__``) that is not marked ``uncopyable``."""
+    hooks = PICKLE_HOOKS if pickled else COPY_HOOKS
 
+    def what(callee: str) -> str | None:
+        if callee in user_types:
+            return f"a `{callee}` (in `uncopyable-types`)"
+        return uncopyable(_alias(callee), pickled)
 
-@dataclass(frozen=True)
-class _Culprit:
-    """Why a class cannot be copied: the member path from it, what that holds, and where it was set."""
+    def stops(facts: ClassFacts) -> bool:
+        return bool(facts.methods & hooks or UNCOPYABLE_MARKERS.intersection(facts.decorators))
 
-    holder: str  # qualified name of the class that was asked about
-    member: tuple[str, ...]  # attribute path, e.g. ("camera", "lock")
-    what: str
-    path: str
-    line: int
-
-
-# Per index: (class qualname, asking file's folder, user types) -> culprit or None.
-_MEMO: weakref.WeakKeyDictionary[ProjectIndex, dict] = weakref.WeakKeyDictionary()
-
-
-def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[str, ...],
-             hooks: frozenset[str] = COPY_HOOKS, stack: tuple[str, ...] = ()) -> _Culprit | None:
-    """Why instances of the class ``qualname`` cannot be deep-copied, or None if they can (as far as we know)."""
-    memo = _MEMO.setdefault(index, {})
-    key = (qualname, os.path.dirname(near), user_types, hooks)
-    if key in memo:
-        return memo[key]
-    cls = index.get_class(qualname, near)
-    found = None
-    if cls is not None and cls.qualname not in stack and len(stack) < _MAX_DEPTH:
-        found = _class_culprit(index, cls.qualname, cls.path, user_types, hooks, stack + (cls.qualname,))
-    elif cls is None:  # ``make_policy()``: what the factory returns
-        found = _returns_culprit(index, qualname, None, near, user_types, hooks, stack)
-    if not stack or found is not None:  # a result inside a cycle depends on the path: do not keep it
-        memo[key] = found
-    return found
-
-
-def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tuple[str, ...],
-                   hooks: frozenset[str], stack: tuple[str, ...]) -> _Culprit | None:
-    """Why the value a factory returns cannot be copied: as ``_policies`` reads an expression."""
-    if UNCOPYABLE_MARKERS.intersection(built.marked_by) or built.callee in UNCOPYABLE_MARKERS:
-        return None  # deliberately never copied
-    if built.callee.startswith("["):  # item i of what a factory returns
-        receiver = built.receiver
-        if receiver is None or receiver.callee.startswith((".", "[")):
-            return None
-        return _returns_culprit(index, receiver.callee, int(built.callee[1:-1]), near, user_types, hooks, stack)
-    if built.callee.startswith("."):  # policy.to(device) is the policy
-        if built.receiver is None or built.callee[1:] not in MODULE_METHODS_RETURNING_SELF:
-            return None
-        return _built_culprit(index, built.receiver, near, user_types, hooks, stack)
-    if built.callee in POLICY_WRAPPERS:
-        wrapped = (arg for keyword_, arg in built.args if keyword_ is None or keyword_ in WRAPPER_KEYWORDS)
-        return next((c for arg in wrapped if (c := _built_culprit(index, arg, near, user_types, hooks, stack))), None)
-    if built.callee.startswith(("builtins.", "typing.")):
-        return None
-    return _culprit(index, built.callee, near, user_types, hooks, stack)
-
-
-def _returns_culprit(index: ProjectIndex, qualname: str, position: int | None, near: str,
-                     user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS,
-                     stack: tuple[str, ...] = ()) -> _Culprit | None:
-    """Why what the function ``qualname`` returns cannot be copied: the value itself, or with a
-    ``position``, that item of a returned tuple (``actor, critic = make_models()``)."""
-    factory = index.get_function(qualname, near)
-    if factory is None or factory.qualname in stack or len(stack) >= _MAX_DEPTH:
-        return None
-    inner = stack + (factory.qualname,)
-    for returned in factory.returns:
-        built: Built | None = returned
-        if position is not None:
-            tuple_items = dict(returned.args) if returned.callee == TUPLE else {}
-            built = tuple_items.get(str(position))
-        found = _built_culprit(index, built, factory.path, user_types, hooks, inner) if built is not None else None
-        if found is not None:
-            return found
-    return None
-
-
-def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tuple[str, ...],
-                   hooks: frozenset[str], stack: tuple[str, ...]) -> _Culprit | None:
-    chain = [facts for _, facts in index.ancestry(qualname, path) if facts is not None]
-    for facts in chain:
-        if facts.methods & hooks or UNCOPYABLE_MARKERS.intersection(facts.decorators):
-            return None  # copies by its own rules, or deliberately never copied
-    # A member that cannot be copied itself is a better answer than one found through another class.
-    for facts in chain:
-        for attr, attr_facts in facts.attrs.items():
-            for nth, fact in enumerate(attr_facts):
-                for where, callee in _held(fact):
-                    what = _what(callee, user_types)
-                    if what is None and user_types:
-                        # A listed project class imported through a re-export (``from robot import Camera``).
-                        what = _what(index.canonical(callee, facts.path), user_types)
-                    if what is not None:
-                        line = _assignment_line(facts.path, facts.name, attr, callee, nth, len(attr_facts))
-                        return _Culprit(qualname, (attr + where,), what, facts.path, line)
-    for facts in chain:
-        for attr, attr_facts in facts.attrs.items():
-            for fact in attr_facts:
-                for where, callee in _held(fact):
-                    if callee.startswith("<"):
-                        continue
-                    inner = _culprit(index, callee, facts.path, user_types, hooks, stack)
-                    if inner is not None:
-                        return _Culprit(qualname, (attr + where, *inner.member), inner.what, inner.path, inner.line)
-    return None
-
-
-def _held(fact: AttrFact) -> list[tuple[str, str]]:
-    """(where, class) for what a member holds: itself (where ""), then the items of a container literal."""
-    return ([("", fact.callee)] if fact.callee is not None else []) + list(fact.items)
-
-
-def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str,
-                  user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS) -> _Culprit | None:
-    """Why the value ``self.<attr>`` of the class (set in any method, or in a base) cannot be copied."""
-    for _, facts in index.ancestry(class_qualname, near):
-        if facts is None:
-            continue
-        for fact in facts.attrs.get(attr, ()):
-            for _, callee in _held(fact):
-                found = None if callee.startswith("<") else _culprit(index, callee, facts.path, user_types, hooks)
-                if found is not None:
-                    return found
-    return None
-
-
-def _assignment_line(path: str, class_name: str, attr: str, callee: str | None, nth: int, count: int) -> int:
-    """The line of the ``nth`` of ``count`` assignments ``self.<attr> = ...`` in class ``class_name`` (0 if not found).
-
-    Only findings need it, so it is read from the text (``engine/source_lines.py``). When the text and
-    the index disagree on the number of assignments, the first one that names the constructor wins,
-    else the first one.
-    """
-    lines = source_lines(path)
-    if lines is None:
-        return 0
-    start, end = class_block(lines, class_name) or (0, len(lines))
-    target = re.compile(rf"^\s*\w+\.{re.escape(attr)}\s*(:[^=]*)?=(?!=)")
-    assignments = [number for number in range(start + 1, end + 1) if target.match(lines[number - 1])]
-    if len(assignments) == count:
-        return assignments[nth]
-    name = "for" if callee == "<generator>" else (callee or "").rpartition(".")[2]
-    named = [n for n in assignments if name and re.search(rf"\b{re.escape(name)}\b", lines[n - 1])]
-    return (named or assignments or [0])[0]
+    wrappers = dict.fromkeys(POLICY_WRAPPERS, WRAPPER_KEYWORDS)
+    return Search(what, stops, UNCOPYABLE_MARKERS, wrappers, MODULE_METHODS_RETURNING_SELF)
 
 
 def _where(defined_in: str, line: int, reported_in: str) -> str:
@@ -571,13 +438,13 @@ class UncopyablePolicy(Rule):
         user_types = _user_types(options)
         if not isinstance(requirement, (Uncopyable, UncopyableAttr, UncopyableItem)):
             return super().resolve(requirement, index, path, options)
-        hooks = PICKLE_HOOKS if requirement.pickled else COPY_HOOKS
+        search = _search(user_types, requirement.pickled)
         if isinstance(requirement, UncopyableAttr):
-            culprit = _attr_culprit(index, requirement.cls, requirement.attr, path, user_types, hooks)
+            culprit = attribute_holding(index, requirement.cls, requirement.attr, path, search)
         elif isinstance(requirement, UncopyableItem):
-            culprit = _returns_culprit(index, requirement.callee, requirement.position, path, user_types, hooks)
+            culprit = returned_holding(index, requirement.callee, requirement.position, path, search)
         else:
-            culprit = _culprit(index, requirement.qualname, path, user_types, hooks)
+            culprit = instance_holding(index, requirement.qualname, path, search, requirement.args)
         if culprit is None:
             return None
         return {
@@ -815,6 +682,9 @@ class UncopyablePolicy(Rule):
         if depth > _MAX_DEPTH or dotted_name(expr) in self._marked:
             return []
         instance = self.ctx.instance_of(expr, MODULE_METHODS_RETURNING_SELF, shadow)
+        if instance is None and isinstance(expr, cst.Attribute):  # ``agent.policy``: an attribute or a property
+            owner = self.ctx.class_of(expr.value)
+            return [UncopyableAttr(owner, expr.attr.value)] if owner is not None and depth == 0 else []
         if instance is not None and instance.kind == "annotated" and instance.value is not None:
             instance = instance.value  # ``net: nn.Module = LockedNet()``: the value says more
         if instance is None or self._marked.intersection(instance.via) or (
@@ -833,7 +703,21 @@ class UncopyablePolicy(Rule):
             return [UncopyableItem(name, instance.position)]
         if name in POLICY_WRAPPERS and isinstance(instance.node, cst.Call):
             return [r for arg in self._wrapped(instance.node) for r in self._policies(arg, depth + 1, instance.shadow)]
-        return [Uncopyable(name)]
+        return [Uncopyable(name, args=self._arguments(instance.node))]
+
+    def _arguments(self, call: cst.BaseExpression | None) -> Args:
+        """The classes of the arguments a constructor call is given, by position or keyword: a member
+        that stores one holds it (``GuardedNet(threading.Lock())``)."""
+        if not isinstance(call, cst.Call):
+            return ()
+        found: list[tuple[int | str, str]] = []
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                break  # positions after ``*args`` are unknown; a ``**options`` may fill any keyword
+            cls = self.ctx.class_of(arg.value)
+            if cls is not None:
+                found.append((arg.keyword.value if arg.keyword is not None else position, cls))
+        return tuple(found)
 
     @staticmethod
     def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:
