@@ -694,9 +694,11 @@ class FileContext:
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.class_of(value, annotation)
         method = self.enclosing_method()
         stored = stored_parameter(method, value) if method is not None and method.name.value == "__init__" else None
+        built = self.built(value) if stored is None else None
         fact = AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self), items=self._container_items(resolved),
                         param=stored[0] if stored else None, position=stored[1] if stored else None,
-                        lazy=method is not None and id(value) in self._lazily_set(method))
+                        lazy=method is not None and id(value) in self._lazily_set(method),
+                        built=built if built is not None and built.args else None)
         cls.attrs.setdefault(attr, []).append(fact)
 
     def _record_unpacked_attr(self, attr: str, value: cst.BaseExpression, position: int) -> None:

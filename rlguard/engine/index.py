@@ -33,6 +33,9 @@ class AttrFact(NamedTuple):
     # Set outside the constructor under a test that it is unset (``if self._lock is None:``): a fresh
     # instance does not hold it yet.
     lazy: bool = False
+    # The calls that built the value, where they were given the values of other calls
+    # (``TensorDictModule(LockedNet(), ...)``): what a wrapper holds, what a constructor is given.
+    built: Built | None = None
 
 
 class ClassFacts:

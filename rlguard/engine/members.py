@@ -105,8 +105,8 @@ def attribute_holding(index: ProjectIndex, class_qualname: str, attr: str, near:
         if facts is None:
             continue
         for fact in facts.attrs.get(attr, ()):
-            for _, callee, item in _held(fact, ()):
-                found = _value_holding(index, callee, item, facts.path, search, ())
+            for _, callee, item, built in _held(fact, ()):
+                found = _value_holding(index, callee, item, built, facts.path, search, ())
                 if found is not None:
                     return found
     function = index.get_function(f"{class_qualname}.{attr}", near)
@@ -115,13 +115,15 @@ def attribute_holding(index: ProjectIndex, class_qualname: str, attr: str, near:
     return None
 
 
-def _value_holding(index: ProjectIndex, callee: str, item: int | None, near: str, search: Search,
-                   stack: tuple[str, ...], args: Args = ()) -> Culprit | None:
+def _value_holding(index: ProjectIndex, callee: str, item: int | None, built: Built | None, near: str,
+                   search: Search, stack: tuple[str, ...]) -> Culprit | None:
     if item is not None:
         return returned_holding(index, callee, item, near, search, stack)
+    if built is not None:  # the calls that built it say more: what a wrapper holds, what a class was given
+        return _built_holding(index, built, near, search, "", stack)
     if callee.startswith("<"):
         return None
-    return instance_holding(index, callee, near, search, args, stack)
+    return instance_holding(index, callee, near, search, (), stack)
 
 
 def _built_holding(index: ProjectIndex, built: Built, near: str, search: Search, owner: str,
@@ -160,7 +162,7 @@ def _class_holding(index: ProjectIndex, qualname: str, path: str, search: Search
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for nth, fact in enumerate(attr_facts):
-                for where, callee, item in _held(fact, args, constructing=True):
+                for where, callee, item, _ in _held(fact, args, constructing=True):
                     what = search.what(callee) if item is None else None
                     if what is None and not callee.startswith("<") and item is None:
                         what = search.what(index.canonical(callee, facts.path))  # re-exported project class
@@ -170,26 +172,30 @@ def _class_holding(index: ProjectIndex, qualname: str, path: str, search: Search
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for fact in attr_facts:
-                for where, callee, item in _held(fact, args, constructing=True):
-                    inner = _value_holding(index, callee, item, facts.path, search, stack)
+                for where, callee, item, built in _held(fact, args, constructing=True):
+                    inner = _value_holding(index, callee, item, built, facts.path, search, stack)
                     if inner is not None:
                         return Culprit(qualname, (attr + where, *inner.member), inner.what, inner.path, inner.line)
     return None
 
 
-def _held(fact: AttrFact, args: Args, constructing: bool = False) -> Iterator[tuple[str, str, int | None]]:
-    """(where, class or factory, tuple item) for what a member holds: itself (where ""), then the items of
-    a container literal. ``constructing``: as a new instance holds it, built with ``args`` (a stored
-    constructor argument is the argument given; a lazily set member is not held yet)."""
+Held = tuple[str, str, "int | None", "Built | None"]
+
+
+def _held(fact: AttrFact, args: Args, constructing: bool = False) -> Iterator[Held]:
+    """(where, class or factory, tuple item, the calls that built it) for what a member holds: itself
+    (where ""), then the items of a container literal. ``constructing``: as a new instance holds it,
+    built with ``args`` (a stored constructor argument is the argument given; a lazily set member is
+    not held yet)."""
     if constructing and fact.lazy:
         return
     passed = _argument(fact, args) if fact.param is not None else None
     if passed is not None:
-        yield "", passed, None
+        yield "", passed, None, None
     elif fact.callee is not None:
-        yield "", fact.callee, fact.item
+        yield "", fact.callee, fact.item, None if fact.items else fact.built  # items name the path better
     for where, callee in fact.items:
-        yield where, callee, None
+        yield where, callee, None, None
 
 
 def _argument(fact: AttrFact, args: Args) -> str | None:

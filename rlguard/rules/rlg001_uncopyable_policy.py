@@ -10,7 +10,6 @@ class of the project), and names that member and where it was set.
 from __future__ import annotations
 
 import os
-import re
 import dataclasses
 from dataclasses import dataclass
 from functools import cache
@@ -22,6 +21,7 @@ from rlguard.engine.lazy import cst
 from rlguard import advice
 from rlguard.advice import remedy
 from rlguard.engine.findings import Requirement, display_path
+from rlguard.engine.devices import DEVICE_MOVES, Placement, devices_of, literal_device, moved_to, placement
 from rlguard.engine.index import ClassFacts, ProjectIndex
 from rlguard.engine.members import Args, Search, attribute_holding, instance_holding, returned_holding
 from rlguard.engine.names import dotted_name
@@ -61,9 +61,7 @@ _MAX_DEPTH = 8  # how far names and wrappers are followed
 # Pickling (multi-process collectors) ignores ``__deepcopy__``: only these hooks make a class picklable.
 PICKLE_HOOKS = COPY_HOOKS - {"__deepcopy__"}
 # torchrl 0.14.1's Collector deep-copies its policy only when a parameter's device differs from
-# ``torch.device(policy_device)`` (``BaseCollector._get_policy_and_device``); these calls move a module.
-DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
-_LITERAL_DEVICE = re.compile(r"(cpu|cuda|mps|xpu|meta)(:\d+)?")
+# ``torch.device(policy_device)`` (``BaseCollector._get_policy_and_device``): see ``engine/devices.py``.
 
 # The ways out, per kind of deep-copy site (shared with rlguard.runtime's messages); ``{holder}``
 # is filled in when the index confirms the finding.
@@ -145,30 +143,6 @@ def _where(defined_in: str, line: int, reported_in: str) -> str:
     if os.path.abspath(defined_in) == os.path.abspath(reported_in):
         return f"line {line}" if line else "this file"
     return f"{display_path(defined_in)}:{line}" if line else display_path(defined_in)
-
-
-def _literal_device(expr: cst.BaseExpression, callee: str | None) -> str | None:
-    """``"cuda:1"``, ``torch.device("cuda", 1)``, ``torch.device("cpu")`` as written ("cuda:1", "cpu"),
-    or None when the device is not a literal (a variable, ``"cuda" if ... else "cpu"``)."""
-    if isinstance(expr, cst.SimpleString):
-        text = expr.evaluated_value
-    elif isinstance(expr, cst.Call) and callee == "torch.device" and 1 <= len(expr.args) <= 2 \
-            and all(a.keyword is None and not a.star for a in expr.args) and isinstance(expr.args[0].value, cst.SimpleString):
-        text = expr.args[0].value.evaluated_value
-        if len(expr.args) == 2:
-            index = expr.args[1].value
-            if not isinstance(index, cst.Integer) or not isinstance(text, str) or ":" in text:
-                return None
-            text = f"{text}:{index.value}"
-    else:
-        return None
-    return text if isinstance(text, str) and _LITERAL_DEVICE.fullmatch(text) else None
-
-
-def _parameter_device(device: str) -> str:
-    """The device parameters moved to ``device`` report: a CPU tensor's device never has an index, a
-    CUDA one always has (``"cuda"`` stands for the current device, as ``policy_device="cuda"`` does)."""
-    return "cpu" if device.startswith("cpu") else device
 
 
 def _short(qualname: str) -> str:
@@ -422,14 +396,12 @@ class UncopyablePolicy(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._marked: set[str] = set()  # names and ``self.x`` passed to rlguard.runtime.uncopyable(...)
-        # (class qualname, attr) -> requirements of the values this file assigned to ``self.<attr>``
-        self._attr_policies: dict[tuple[str, str], list[PolicyRequirement]] = {}
         self._returns: dict[str, list[PolicyRequirement]] = {}  # function name -> requirements of what it returns
         # Every ``<name>.to(...)``/``.cuda(...)``/``.cpu()`` of the file, by receiver: a module moves in place.
         self._moves: dict[str, list[str | None]] = {}
         # Collectors given a literal device, decided once the whole file is read (a move may come later):
-        # (node, policy requirements, names the policy was built from, devices it was moved to, device, how, fix).
-        self._literal_sites: list[tuple[cst.Call, list[PolicyRequirement], set[str], list[str | None], str, str, str]] = []
+        # (node, policy requirements, how the policy was built, device, how, fix).
+        self._literal_sites: list[tuple[cst.Call, list[PolicyRequirement], Placement, str, str, str]] = []
 
     # ----- requirements -----
     @classmethod
@@ -462,31 +434,12 @@ class UncopyablePolicy(Rule):
             if found:
                 self._returns.setdefault(function.name.value, []).extend(found)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._remember_attr(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._remember_attr(node.target, node.value)
-
-    def _remember_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """What ``self.x = <wrapper of a policy>`` holds, for later ``self.x`` in the same file."""
-        if not isinstance(target, cst.Attribute) or self.ctx.current_class is None:
-            return
-        attr = self.ctx.is_self_attr(target)
-        if attr is not None and isinstance(value, (cst.Call, cst.Name)):
-            found = self._policies(value)
-            if found:
-                key = (self.ctx.current_class.qualname, attr)
-                self._attr_policies.setdefault(key, []).extend(found)
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
             receiver = dotted_name(func.value)
             if receiver is not None:
-                self._moves.setdefault(receiver, []).append(self._moved_to(node))
+                self._moves.setdefault(receiver, []).append(moved_to(node, self.ctx))
         if isinstance(func, cst.Attribute) and func.attr.value == "get_stateful_net":
             self._stateful_net(node, func.value)
             return
@@ -529,13 +482,12 @@ class UncopyablePolicy(Rule):
                 continue
             fix = remedy(advice.DEVICE, keyword=device_keyword)
             how = f"cannot be deep-copied by `{name}` to move it to `{device_keyword}`"
-            value = self.ctx.value_of(device.value)
-            literal = _literal_device(value, self.ctx.callee(value) if isinstance(value, cst.Call) else None)
-            kept = self._kept(policy.value) if policy is not None and literal is not None else None
-            if kept is not None and literal is not None and policy is not None:
+            literal = literal_device(device.value, self.ctx)
+            built = placement(policy.value, self.ctx, self._wrapped) if policy is not None and literal else None
+            if built is not None and literal is not None and policy is not None:
                 found = self._policies(policy.value)
                 if found:
-                    self._literal_sites.append((node, found, *kept, literal, how, fix))
+                    self._literal_sites.append((node, found, built, literal, how, fix))
             elif policy is not None:
                 self._flag(node, [policy.value], how, fix)
             else:
@@ -546,62 +498,9 @@ class UncopyablePolicy(Rule):
             return
 
     def leave_Module(self, node: cst.Module) -> None:
-        for call, found, names, devices, literal, how, fix in self._literal_sites:
-            moved = devices + [device for name in names for device in self._moves.get(name, ())]
-            kept_on = set(moved) or {"cpu"}  # built without a device, never moved: on the CPU
-            if kept_on != {literal}:  # a parameter elsewhere (or we cannot tell where): torchrl copies
+        for call, found, built, literal, how, fix in self._literal_sites:
+            if devices_of(built, self._moves) != {literal}:  # a parameter elsewhere (or unknown): torchrl copies
                 self._report_policy(call, found, how, fix)
-
-    def _kept(self, expr: cst.BaseExpression, depth: int = 0) -> tuple[set[str], list[str | None]] | None:
-        """Where the policy ``expr`` was built from: the names it was bound through (whose in-place moves
-        count) and the devices its own expression moved it to; None when that cannot be read here
-        (a factory function, an attribute, a parameter), and the collector may have to move it."""
-        if depth > _MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.Name):
-            value = self.ctx.value_of(expr, depth=1)
-            inner = self._kept(value, depth + 1) if value is not expr else None
-            return (inner[0] | {expr.value}, inner[1]) if inner is not None else None
-        if not isinstance(expr, cst.Call):
-            return None
-        func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
-            inner = self._kept(func.value, depth + 1)
-            return (inner[0], inner[1] + [self._moved_to(expr)]) if inner is not None else None
-        callee = self.ctx.callee(expr)
-        if callee is None or not _short(callee)[:1].isupper():
-            return None  # a function may build the policy anywhere
-        names: set[str] = set()
-        devices: list[str | None] = []
-        placed = keyword(expr, "device")
-        if placed is not None:
-            devices.append(self._device_of(placed.value))
-        if callee in POLICY_WRAPPERS:
-            for arg in self._wrapped(expr):
-                inner = self._kept(arg, depth + 1)
-                if inner is None:
-                    return None
-                names |= inner[0]
-                devices += inner[1]
-        return names, devices
-
-    def _moved_to(self, call: cst.Call) -> str | None:
-        """Where ``x.to(d)``, ``x.cuda(i)`` or ``x.cpu()`` puts the parameters; None when not a literal."""
-        assert isinstance(call.func, cst.Attribute)
-        method, args = call.func.attr.value, positional(call)
-        if method == "cpu":
-            return "cpu"
-        if method == "cuda":
-            if not args:
-                return "cuda"
-            return f"cuda:{args[0].value.value}" if isinstance(args[0].value, cst.Integer) else None
-        device = keyword(call, "device") or (args[0] if args else None)
-        return self._device_of(device.value) if device is not None else None
-
-    def _device_of(self, expr: cst.BaseExpression) -> str | None:
-        value = self.ctx.value_of(expr)
-        literal = _literal_device(value, self.ctx.callee(value) if isinstance(value, cst.Call) else None)
-        return _parameter_device(literal) if literal is not None else None
 
     def _factory_policies(self, factory: cst.BaseExpression) -> list[PolicyRequirement]:
         """What a policy factory returns: a lambda's body, the returns of a function, or a class's instance."""
@@ -694,7 +593,7 @@ class UncopyablePolicy(Rule):
         if kind == "self":
             return [Uncopyable(name)]
         if kind == "self-attr" and instance.attr is not None:
-            return [UncopyableAttr(name, instance.attr), *self._attr_policies.get((name, instance.attr), ())]
+            return [UncopyableAttr(name, instance.attr)]
         if kind == "annotated":  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
             return [Uncopyable(qualname) for qualname in instance.names]
         if kind not in ("built", "item") or name in UNCOPYABLE_MARKERS or name.startswith(("builtins.", "typing.")):
@@ -720,7 +619,10 @@ class UncopyablePolicy(Rule):
         return tuple(found)
 
     @staticmethod
-    def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:
+    def _wrapped(call: cst.Call, callee: str | None = None) -> Iterator[cst.BaseExpression]:
+        """The modules a policy wrapper holds (none for another call, when ``callee`` is given)."""
+        if callee is not None and callee not in POLICY_WRAPPERS:
+            return
         for arg in call.args:
             if arg.star or (arg.keyword is not None and arg.keyword.value not in WRAPPER_KEYWORDS):
                 continue
