@@ -16,7 +16,7 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
-from rlguard.engine.member_facts import field_default, has_fields, lazily_set, stored_parameter
+from rlguard.engine.member_facts import field_default, forwarded, has_fields, lazily_set, stored_parameter
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
@@ -693,12 +693,14 @@ class FileContext:
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.class_of(value, annotation)
         method = self.enclosing_method()
-        stored = stored_parameter(method, value) if method is not None and method.name.value == "__init__" else None
+        constructing = method is not None and method.name.value == "__init__"
+        stored = stored_parameter(method, value) if method is not None and constructing else None
         built = self.built(value) if stored is None else None
         fact = AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self), items=self._container_items(resolved),
                         param=stored[0] if stored else None, position=stored[1] if stored else None,
                         lazy=method is not None and id(value) in self._lazily_set(method),
-                        built=built if built is not None and built.args else None)
+                        built=built if built is not None and built.args else None,
+                        forwards=forwarded(method, value) if method is not None and constructing else ())
         cls.attrs.setdefault(attr, []).append(fact)
 
     def _record_unpacked_attr(self, attr: str, value: cst.BaseExpression, position: int) -> None:

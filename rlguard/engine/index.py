@@ -36,6 +36,9 @@ class AttrFact(NamedTuple):
     # The calls that built the value, where they were given the values of other calls
     # (``TensorDictModule(LockedNet(), ...)``): what a wrapper holds, what a constructor is given.
     built: Built | None = None
+    # Constructor parameters passed on to the call that built the value: (slot in that call, parameter,
+    # its position), slot ``"**"`` for the ``**kwargs`` parameter passed on whole (``Inner(**kwargs)``).
+    forwards: tuple[tuple[int | str, str, int | None], ...] = ()
 
 
 class ClassFacts:

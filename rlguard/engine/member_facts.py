@@ -18,9 +18,11 @@ _KWARGS_READS = frozenset({"get", "pop", "setdefault"})  # ``options.get("guard"
 
 def stored_parameter(method: cst.FunctionDef, value: cst.BaseExpression) -> tuple[str, int | None] | None:
     """(parameter, position) when ``value`` is a parameter of the constructor ``method`` as given: the
-    name itself (position: which positional argument fills it; None for keyword-only), or
+    name itself (or ``name or default``; position: which positional argument fills it; None for keyword-only), or
     ``options["guard"]`` / ``options.get("guard")`` of its ``**options`` (a keyword only)."""
     params = method.params
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        value = value.left  # ``guard or nullcontext()``: the argument, when one is given
     if isinstance(value, cst.Name):
         positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # without self
         if value.value in positional:
@@ -31,6 +33,27 @@ def stored_parameter(method: cst.FunctionDef, value: cst.BaseExpression) -> tupl
     kwargs = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
     key = _keyword_read(value, kwargs) if kwargs is not None else None
     return (key, None) if key is not None else None
+
+
+def forwarded(method: cst.FunctionDef, call: cst.BaseExpression) -> tuple[tuple[int | str, str, int | None], ...]:
+    """What a call in the constructor ``method`` passes on of the constructor's own parameters: (slot
+    in the call, parameter, position that fills the parameter), slot ``"**"`` for ``**kwargs`` passed
+    on whole (``self.net = Inner(guard, **kwargs)``)."""
+    if not isinstance(call, cst.Call):
+        return ()
+    kwargs = method.params.star_kwarg.name.value if isinstance(method.params.star_kwarg, cst.Param) else None
+    found: list[tuple[int | str, str, int | None]] = []
+    for position, arg in enumerate(call.args):
+        if arg.star == "*":
+            break
+        if arg.star == "**":
+            if kwargs is not None and dotted_name(arg.value) == kwargs:
+                found.append(("**", kwargs, None))
+            continue
+        stored = stored_parameter(method, arg.value)
+        if stored is not None:
+            found.append((arg.keyword.value if arg.keyword is not None else position, *stored))
+    return tuple(found)
 
 
 def _keyword_read(value: cst.BaseExpression, kwargs: str) -> str | None:

@@ -105,7 +105,7 @@ def attribute_holding(index: ProjectIndex, class_qualname: str, attr: str, near:
         if facts is None:
             continue
         for fact in facts.attrs.get(attr, ()):
-            for _, callee, item, built in _held(fact, ()):
+            for _, callee, item, built, _ in _held(fact, ()):
                 found = _value_holding(index, callee, item, built, facts.path, search, ())
                 if found is not None:
                     return found
@@ -116,14 +116,14 @@ def attribute_holding(index: ProjectIndex, class_qualname: str, attr: str, near:
 
 
 def _value_holding(index: ProjectIndex, callee: str, item: int | None, built: Built | None, near: str,
-                   search: Search, stack: tuple[str, ...]) -> Culprit | None:
+                   search: Search, stack: tuple[str, ...], args: Args = ()) -> Culprit | None:
     if item is not None:
         return returned_holding(index, callee, item, near, search, stack)
     if built is not None:  # the calls that built it say more: what a wrapper holds, what a class was given
         return _built_holding(index, built, near, search, "", stack)
     if callee.startswith("<"):
         return None
-    return instance_holding(index, callee, near, search, (), stack)
+    return instance_holding(index, callee, near, search, args, stack)
 
 
 def _built_holding(index: ProjectIndex, built: Built, near: str, search: Search, owner: str,
@@ -162,7 +162,7 @@ def _class_holding(index: ProjectIndex, qualname: str, path: str, search: Search
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for nth, fact in enumerate(attr_facts):
-                for where, callee, item, _ in _held(fact, args, constructing=True):
+                for where, callee, item, _, _ in _held(fact, args, constructing=True):
                     what = search.what(callee) if item is None else None
                     if what is None and not callee.startswith("<") and item is None:
                         what = search.what(index.canonical(callee, facts.path))  # re-exported project class
@@ -172,14 +172,14 @@ def _class_holding(index: ProjectIndex, qualname: str, path: str, search: Search
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for fact in attr_facts:
-                for where, callee, item, built in _held(fact, args, constructing=True):
-                    inner = _value_holding(index, callee, item, built, facts.path, search, stack)
+                for where, callee, item, built, passed in _held(fact, args, constructing=True):
+                    inner = _value_holding(index, callee, item, built, facts.path, search, stack, passed)
                     if inner is not None:
                         return Culprit(qualname, (attr + where, *inner.member), inner.what, inner.path, inner.line)
     return None
 
 
-Held = tuple[str, str, "int | None", "Built | None"]
+Held = tuple[str, str, "int | None", "Built | None", Args]
 
 
 def _held(fact: AttrFact, args: Args, constructing: bool = False) -> Iterator[Held]:
@@ -191,11 +191,25 @@ def _held(fact: AttrFact, args: Args, constructing: bool = False) -> Iterator[He
         return
     passed = _argument(fact, args) if fact.param is not None else None
     if passed is not None:
-        yield "", passed, None, None
+        yield "", passed, None, None, ()
     elif fact.callee is not None:
-        yield "", fact.callee, fact.item, None if fact.items else fact.built  # items name the path better
+        inner = _forwarded(fact, args)
+        built = None if fact.items or inner else fact.built  # items name the path better
+        yield "", fact.callee, fact.item, built, inner
     for where, callee in fact.items:
-        yield where, callee, None, None
+        yield where, callee, None, None, ()
+
+
+def _forwarded(fact: AttrFact, args: Args) -> Args:
+    """The arguments the call that built the member got from the constructor's (``Inner(guard, **kwargs)``)."""
+    found: list[tuple[int | str, str]] = []
+    named = {param for _, param, _ in fact.forwards}
+    for slot, param, position in fact.forwards:
+        if slot == "**":  # every keyword the constructor took into ``**kwargs``
+            found += [(key, cls) for key, cls in args if isinstance(key, str) and key not in named]
+            continue
+        found += [(slot, cls) for key, cls in args if key == param or (isinstance(key, int) and key == position)]
+    return tuple(found)
 
 
 def _argument(fact: AttrFact, args: Args) -> str | None:

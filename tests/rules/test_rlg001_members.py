@@ -2,7 +2,8 @@
 checked against the real libraries: every flagged program crashes in torch 2.13 / torchrl 0.14.1 /
 tensordict 0.14.3, every near miss runs.
 
-The flows: a lock handed to the constructor (by position, by keyword, through ``**kwargs``), a
+The flows: a lock handed to the constructor (by position, by keyword, through ``**kwargs``, passed on
+by ``**kwargs`` to a module the constructor builds), a
 dataclass member holding a sqlite3 connection, ``self.actor, self.critic = make_models()``, a property
 caching a locked policy; and the near misses: a copyable value in the same place, a keyword the class
 does not store, a lock created lazily on first use (a fresh policy copies fine).
@@ -163,12 +164,37 @@ agent = Agent()
 target = copy.deepcopy({copied})
 '''
 
+FORWARDED = COLLECTOR_HEADER + '''
+class Inner(nn.Module):
+    def __init__(self, width, guard=None):
+        super().__init__()
+        self.lin = nn.Linear(width, 1)
+        self.guard = guard or contextlib.nullcontext()
+
+    def forward(self, x):
+        with self.guard:
+            return self.lin(x)
+
+
+class GuardedNet(nn.Module):
+    """Passes its keywords on to the module it builds."""
+
+    def __init__(self, width=2, **kwargs):
+        super().__init__()
+        self.inner = Inner(width, **kwargs)
+
+    def forward(self, th, thdot):
+        return self.inner(torch.stack([th, thdot], -1))
+'''
+
 FLAGGED = {
     "lock by position": (BY_ARGUMENT + COLLECT.format(net="GuardedNet(threading.Lock())"), "`self.guard` holds a thread lock"),
     "lock by keyword": (BY_ARGUMENT + COLLECT.format(net="GuardedNet(width=2, guard=threading.RLock())"),
                         "`self.guard` holds a thread lock"),
     "lock through **kwargs": (BY_KWARGS + COLLECT.format(net="GuardedNet(guard=threading.Lock())"),
                               "`self.guard` holds a thread lock"),
+    "lock passed on through **kwargs": (FORWARDED + COLLECT.format(net="GuardedNet(guard=threading.Lock())"),
+                                        "`self.inner.guard` holds a thread lock"),
     "lock built at construction": (EAGER + COLLECT.format(net="LazyLockedNet()"), "`self._lock` holds a thread lock"),
     "dataclass field given a connection": (
         DATACLASS.format(annotation="sqlite3.Connection", arguments='"runs.db", sqlite3.connect(":memory:")'),
@@ -190,6 +216,7 @@ NEAR_MISSES = {
     "copyable argument": BY_ARGUMENT + COLLECT.format(net="GuardedNet(contextlib.nullcontext())"),
     "lock under a keyword the class does not store": BY_KWARGS + COLLECT.format(
         net="GuardedNet(guard=contextlib.nullcontext(), spare=threading.Lock())"),
+    "nothing passed on through **kwargs": FORWARDED + COLLECT.format(net="GuardedNet(width=2)"),
     "no keyword: the default": BY_KWARGS + COLLECT.format(net="GuardedNet()"),
     "lock created lazily in forward": LAZY + COLLECT.format(net="LazyLockedNet()"),
     "dataclass field left at None": DATACLASS.format(annotation="sqlite3.Connection | None = None",
