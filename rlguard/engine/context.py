@@ -712,8 +712,8 @@ class FileContext:
             return
         cls = self.current_class
         callee = self.class_of(value) if isinstance(value, cst.Call) else None
-        if cls is not None and callee is not None:
-            cls.attrs.setdefault(attr, []).append(AttrFact(callee=callee, item=position))
+        if cls is not None and callee is not None:  # not the class of the value: what it is an item of
+            cls.attrs.setdefault(attr, []).append(AttrFact(callee=None, built=Built(f"[{position}]", receiver=Built(callee))))
 
     def _lazily_set(self, method: cst.FunctionDef) -> frozenset[int]:
         found = self._lazy_values.get(id(method))

@@ -28,13 +28,12 @@ class AttrFact(NamedTuple):
     # ``**options``, a dataclass field), filled by positional argument ``position`` (None: by keyword only).
     param: str | None = None
     position: int | None = None
-    # The value is item ``item`` of what ``callee`` returns (``self.actor, self.critic = make_models()``).
-    item: int | None = None
     # Set outside the constructor under a test that it is unset (``if self._lock is None:``): a fresh
     # instance does not hold it yet.
     lazy: bool = False
     # The calls that built the value, where they were given the values of other calls
-    # (``TensorDictModule(LockedNet(), ...)``): what a wrapper holds, what a constructor is given.
+    # (``TensorDictModule(LockedNet(), ...)``): what a wrapper holds, what a constructor is given; or
+    # item ``i`` of what a call returns (``self.actor, self.critic = make_models()``: ``callee`` is None).
     built: Built | None = None
     # Constructor parameters passed on to the call that built the value: (slot in that call, parameter,
     # its position), slot ``"**"`` for the ``**kwargs`` parameter passed on whole (``Inner(**kwargs)``).

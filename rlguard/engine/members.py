@@ -105,8 +105,8 @@ def attribute_holding(index: ProjectIndex, class_qualname: str, attr: str, near:
         if facts is None:
             continue
         for fact in facts.attrs.get(attr, ()):
-            for _, callee, item, built, _ in _held(fact, ()):
-                found = _value_holding(index, callee, item, built, facts.path, search, ())
+            for _, callee, built, _ in _held(fact, ()):
+                found = _value_holding(index, callee, built, facts.path, search, ())
                 if found is not None:
                     return found
     function = index.get_function(f"{class_qualname}.{attr}", near)
@@ -115,13 +115,11 @@ def attribute_holding(index: ProjectIndex, class_qualname: str, attr: str, near:
     return None
 
 
-def _value_holding(index: ProjectIndex, callee: str, item: int | None, built: Built | None, near: str,
+def _value_holding(index: ProjectIndex, callee: str, built: Built | None, near: str,
                    search: Search, stack: tuple[str, ...], args: Args = ()) -> Culprit | None:
-    if item is not None:
-        return returned_holding(index, callee, item, near, search, stack)
     if built is not None:  # the calls that built it say more: what a wrapper holds, what a class was given
         return _built_holding(index, built, near, search, "", stack)
-    if callee.startswith("<"):
+    if not callee or callee.startswith("<"):
         return None
     return instance_holding(index, callee, near, search, args, stack)
 
@@ -162,9 +160,9 @@ def _class_holding(index: ProjectIndex, qualname: str, path: str, search: Search
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for nth, fact in enumerate(attr_facts):
-                for where, callee, item, _, _ in _held(fact, args, constructing=True):
-                    what = search.what(callee) if item is None else None
-                    if what is None and not callee.startswith("<") and item is None:
+                for where, callee, _, _ in _held(fact, args, constructing=True):
+                    what = search.what(callee) if callee else None
+                    if what is None and callee and not callee.startswith("<"):
                         what = search.what(index.canonical(callee, facts.path))  # re-exported project class
                     if what is not None:
                         line = _assignment_line(facts.path, facts.name, attr, callee, nth, len(attr_facts))
@@ -172,18 +170,18 @@ def _class_holding(index: ProjectIndex, qualname: str, path: str, search: Search
     for facts in chain:
         for attr, attr_facts in facts.attrs.items():
             for fact in attr_facts:
-                for where, callee, item, built, passed in _held(fact, args, constructing=True):
-                    inner = _value_holding(index, callee, item, built, facts.path, search, stack, passed)
+                for where, callee, built, passed in _held(fact, args, constructing=True):
+                    inner = _value_holding(index, callee, built, facts.path, search, stack, passed)
                     if inner is not None:
                         return Culprit(qualname, (attr + where, *inner.member), inner.what, inner.path, inner.line)
     return None
 
 
-Held = tuple[str, str, "int | None", "Built | None", Args]
+Held = tuple[str, str, "Built | None", Args]
 
 
 def _held(fact: AttrFact, args: Args, constructing: bool = False) -> Iterator[Held]:
-    """(where, class or factory, tuple item, the calls that built it) for what a member holds: itself
+    """(where, class or factory, the calls that built it, the arguments it was given) for what a member holds: itself
     (where ""), then the items of a container literal. ``constructing``: as a new instance holds it,
     built with ``args`` (a stored constructor argument is the argument given; a lazily set member is
     not held yet)."""
@@ -191,13 +189,13 @@ def _held(fact: AttrFact, args: Args, constructing: bool = False) -> Iterator[He
         return
     passed = _argument(fact, args) if fact.param is not None else None
     if passed is not None:
-        yield "", passed, None, None, ()
-    elif fact.callee is not None:
+        yield "", passed, None, ()
+    elif fact.callee is not None or fact.built is not None:
         inner = _forwarded(fact, args)
         built = None if fact.items or inner else fact.built  # items name the path better
-        yield "", fact.callee, fact.item, built, inner
+        yield "", fact.callee or "", built, inner
     for where, callee in fact.items:
-        yield where, callee, None, None, ()
+        yield where, callee, None, ()
 
 
 def _forwarded(fact: AttrFact, args: Args) -> Args:
