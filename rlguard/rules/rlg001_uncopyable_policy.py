@@ -1,10 +1,11 @@
 """RLG001 uncopyable-policy: a policy that cannot be deep-copied reaches a deep copy.
 
 Two halves. The visitor finds deep-copy sites (``copy.deepcopy``, collectors that copy or pickle
-their policy, losses that copy their networks) and the classes the copied expression may be an
-instance of; it reports them with requirements. ``resolve`` then decides, from the project-wide
-index, whether such a class stores something that cannot be copied (directly or through another
-class of the project), and names that member and where it was set.
+their policy, losses that copy their networks) and what the copied expression is, as the engine
+answers it (an instance of a class built with some arguments, ``self.attr``, what a factory returns);
+it reports them with requirements. ``resolve`` states the requirement (a member holding a value that
+``engine/uncopyable.json`` says cannot be copied) and asks the engine's member model
+(``engine/members.py``) for the member and where it was set.
 """
 
 from __future__ import annotations
