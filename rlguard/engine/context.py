@@ -661,9 +661,11 @@ class FileContext:
                     bindings[element.value.value].position = position
 
     def _record_field(self, name: str, value: cst.BaseExpression | None, annotation: cst.BaseExpression) -> None:
-        """A class-body annotation that promises tensors (a dataclass, attrs or NamedTuple field ``loss:
-        Tensor``), as a tensor attribute of the class. Other fields are left to their assignments: a
-        declaration alone says nothing the rules of other values could use."""
+        """A class-body annotation as an attribute of the class: in a dataclass, attrs class or NamedTuple,
+        a constructor parameter (its position counts the annotations before it in the class body; base
+        classes' fields are not counted) holding its argument, else its default (``field(default_factory=
+        ...)`` included), else its annotated type; elsewhere only an annotation that promises tensors
+        (``loss: Tensor``) counts, since a plain class's annotation declares a class attribute."""
         cls = self.current_class
         if cls is None:
             return

@@ -14,6 +14,7 @@ import builtins
 import copy
 import json
 import pickle
+from typing import Any
 
 import pytest
 import torch
@@ -94,7 +95,7 @@ def test_torch_multiprocessing_aliases_multiprocessing():
     import torch.multiprocessing as tmp
 
     assert UNCOPYABLE_ALIASES == {"torch.multiprocessing.": "multiprocessing."}
-    queue_ = tmp.Queue()
+    queue_: Any = tmp.Queue()
     try:
         with pytest.raises(RuntimeError):
             copy.deepcopy(queue_)
