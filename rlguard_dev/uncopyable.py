@@ -270,6 +270,10 @@ def try_candidate(candidate: Candidate) -> dict[str, Any]:
         }
 
 
+def python_version() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
 def _key(entry: dict[str, Any]) -> tuple[str, str]:
     return entry["factory"], entry["variant"]
 
@@ -286,7 +290,8 @@ def build(previous: dict[str, Any] | None = None) -> str:
             if carried is not None:
                 entries.append(carried)
     data = {
-        "source": f"python -m rlguard_dev.uncopyable, Python {sys.version_info.major}.{sys.version_info.minor}",
+        "source": "python -m rlguard_dev.uncopyable",
+        "python": python_version(),  # messages (and, rarely, outcomes) are those of this Python
         "entries": entries,
     }
     return json.dumps(data, indent=1) + "\n"

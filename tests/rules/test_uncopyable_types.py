@@ -37,6 +37,9 @@ def _candidate(entry: dict) -> generator.Candidate:
 
 
 def test_the_file_is_current():
+    recorded = json.loads(DATA_PATH.read_text(encoding="utf-8"))["python"]
+    if recorded != generator.python_version():
+        pytest.skip(f"generated on Python {recorded}: messages differ between versions (the entries are re-tried below)")
     assert is_current(DATA_PATH, generator.build(json.loads(DATA_PATH.read_text(encoding="utf-8")))), \
         "stale: run `python -m rlguard_dev.uncopyable --write`"
 
@@ -56,7 +59,12 @@ def test_the_recorded_outcome_is_what_happens(entry):
         tried = generator.try_candidate(_candidate(entry))
     except generator.Unavailable as reason:
         pytest.skip(f"cannot be built here: {reason}")
-    assert (tried["deepcopy"], tried["pickle"]) == (entry["deepcopy"], entry["pickle"])
+    for attempt in ("deepcopy", "pickle"):  # the exception class; messages vary between Python versions
+        assert _kind(tried[attempt]) == _kind(entry[attempt]), attempt
+
+
+def _kind(outcome: str | None) -> str | None:
+    return outcome.partition(":")[0] if outcome is not None else None
 
 
 def _raised(outcome: str) -> type[BaseException]:
