@@ -207,6 +207,13 @@ FLAGGED = {
                          arguments='"runs.db"'),
         "`self.store.conn` holds a sqlite3 connection"),
     "item of a returned tuple": (MODELS.format(copied="critic"), "`self.db` holds a sqlite3 connection"),
+    "cached_property building a locked policy": (
+        PROPERTY.replace("    @property\n    def policy(self):\n        if self._policy is None:\n"
+                         "            self._policy = {net}()\n        return self._policy",
+                         "    @functools.cached_property\n    def policy(self):\n        return {net}()")
+        .replace("import copy\n", "import copy\nimport functools\n")
+        .format(net="LockedNet", member="self.lock = threading.Lock()", copied="agent.policy"),
+        "`self.lock` holds a thread lock"),
     "property caching a locked policy": (
         PROPERTY.format(net="LockedNet", member="self.lock = threading.Lock()", copied="agent.policy"),
         "`self.lock` holds a thread lock"),
