@@ -16,6 +16,7 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
+from rlguard.engine.member_facts import field_default, forwarded, has_fields, lazily_set, stored_parameter
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.reach import argument_slots
 from rlguard.engine.summaries import parameters_reaching, returned_value
@@ -139,6 +140,7 @@ class FileContext:
         self._tree: cst.Module | None = None
         self._module_binds: dict[str, int] | None = None  # see ``rebound_at_module_level``
         self._versions: VersionMap | None = None
+        self._lazy_values: dict[int, frozenset[int]] = {}  # by id of the method (see ``member_facts.lazily_set``)
 
     # ----- queries for rules -----
     @property
@@ -448,6 +450,9 @@ class FileContext:
                 self.bind_opaque(element.value)
                 if unpacked is not None and isinstance(element.value, cst.Name):
                     self.scopes[-1].bindings[element.value.value].unpacked = (unpacked, position)
+                attr = self.is_self_attr(element.value) if unpacked is not None else None
+                if attr is not None and unpacked is not None:  # ``self.actor, self.critic = make_models()``
+                    self._record_unpacked_attr(attr, unpacked, position)
         elif value is not None:
             attr = self.is_self_attr(target)
             if attr is not None:
@@ -467,6 +472,11 @@ class FileContext:
             facts.opaque = True
             return
         facts.typed.append(returned_value(node.value, self, facts.params if self.parameter_kinds else ()))
+        attr = self.is_self_attr(node.value)
+        if attr is not None:  # ``return self._policy`` (a property caching a policy)
+            if Built(f"self.{attr}") not in facts.returns:
+                facts.returns.append(Built(f"self.{attr}"))
+            return
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
             if has_starred(node.value.elements):
                 return
@@ -674,11 +684,22 @@ class FileContext:
                     bindings[element.value.value].position = position
 
     def _record_field(self, name: str, value: cst.BaseExpression | None, annotation: cst.BaseExpression) -> None:
-        """A class-body annotation that promises tensors (a dataclass, attrs or NamedTuple field ``loss:
-        Tensor``), as a tensor attribute of the class. Other fields are left to their assignments: a
-        declaration alone says nothing the rules of other values could use."""
+        """A class-body annotation as an attribute of the class: in a dataclass, attrs class or NamedTuple,
+        a constructor parameter (its position counts the annotations before it in the class body; base
+        classes' fields are not counted) holding its argument, else its default (``field(default_factory=
+        ...)`` included), else its annotated type; elsewhere only an annotation that promises tensors
+        (``loss: Tensor``) counts, since a plain class's annotation declares a class attribute."""
         cls = self.current_class
-        if cls is not None and annotated_tensors(annotation, self):
+        if cls is None:
+            return
+        if has_fields(cls.decorators, cls.bases):  # a constructor parameter, holding its argument or default
+            default = field_default(value, self.callee(value) if isinstance(value, cst.Call) else None)
+            fields = self.scopes[-1].bindings
+            position = sum(1 for b in fields.values() if b.annotation is not None) - 1  # this one is bound already
+            callee = self.class_of(default) if default is not None else self.class_of(cst.Name(name), annotation)
+            cls.attrs.setdefault(name, []).append(AttrFact(
+                callee=callee, tensor=annotated_tensors(annotation, self), param=name, position=position))
+        elif annotated_tensors(annotation, self):
             cls.attrs.setdefault(name, []).append(AttrFact(callee=None, tensor=True))
 
     def bind_opaque(self, target: cst.BaseExpression) -> None:
@@ -696,8 +717,35 @@ class FileContext:
         assert cls is not None
         # A generator expression has no callee; it is recorded as "<generator>" (they cannot be copied).
         callee = "<generator>" if isinstance(resolved, cst.GeneratorExp) else self.class_of(value, annotation)
-        fact = AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self), items=self._container_items(resolved))
+        method = self.enclosing_method()
+        constructing = method is not None and method.name.value == "__init__"
+        stored = stored_parameter(method, value) if method is not None and constructing else None
+        built = self.built(value) if stored is None else None
+        fact = AttrFact(callee=callee, tensor=is_tensor_valued(resolved, self), items=self._container_items(resolved),
+                        param=stored[0] if stored else None, position=stored[1] if stored else None,
+                        lazy=method is not None and id(value) in self._lazily_set(method),
+                        built=built if built is not None and built.args else None,
+                        forwards=forwarded(method, value) if method is not None and constructing else ())
         cls.attrs.setdefault(attr, []).append(fact)
+
+    def _record_unpacked_attr(self, attr: str, value: cst.BaseExpression, position: int) -> None:
+        """``self.<attr>`` bound to item ``position`` of a tuple literal, or of what a call returns."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            item = literal_item(value, position)
+            if item is not None:
+                self._record_attr(attr, item)
+            return
+        cls = self.current_class
+        callee = self.class_of(value) if isinstance(value, cst.Call) else None
+        if cls is not None and callee is not None:  # not the class of the value: what it is an item of
+            cls.attrs.setdefault(attr, []).append(AttrFact(callee=None, built=Built(f"[{position}]", receiver=Built(callee))))
+
+    def _lazily_set(self, method: cst.FunctionDef) -> frozenset[int]:
+        found = self._lazy_values.get(id(method))
+        if found is None:
+            params = [*method.params.posonly_params, *method.params.params]
+            found = self._lazy_values[id(method)] = lazily_set(method, params[0].name.value) if params else frozenset()
+        return found
 
     def class_of(self, node: cst.BaseExpression, annotation: cst.BaseExpression | None = None) -> str | None:
         """The one class ``node`` is known to be an instance of (the call that builds it, a factory of the

@@ -24,6 +24,20 @@ class AttrFact(NamedTuple):
     # A container literal (``{"cam": threading.Lock()}``, ``[a, b]``, ``dict(...)``): (where in it, as
     # ``["cam"]`` or ``[0]``, the call that built that item), for the items calls build.
     items: tuple[tuple[str, str], ...] = ()
+    # The value is the constructor's parameter ``param`` (``self.guard = guard``, ``options["guard"]`` of
+    # ``**options``, a dataclass field), filled by positional argument ``position`` (None: by keyword only).
+    param: str | None = None
+    position: int | None = None
+    # Set outside the constructor under a test that it is unset (``if self._lock is None:``): a fresh
+    # instance does not hold it yet.
+    lazy: bool = False
+    # The calls that built the value, where they were given the values of other calls
+    # (``TensorDictModule(LockedNet(), ...)``): what a wrapper holds, what a constructor is given; or
+    # item ``i`` of what a call returns (``self.actor, self.critic = make_models()``: ``callee`` is None).
+    built: Built | None = None
+    # Constructor parameters passed on to the call that built the value: (slot in that call, parameter,
+    # its position), slot ``"**"`` for the ``**kwargs`` parameter passed on whole (``Inner(**kwargs)``).
+    forwards: tuple[tuple[int | str, str, int | None], ...] = ()
 
 
 class ClassFacts:
@@ -54,7 +68,8 @@ class Built(NamedTuple):
     """A call that builds a value, and the calls that build its arguments.
 
     ``callee`` is a qualified name, ``.name`` for a method called on ``receiver``, ``[i]`` for
-    item ``i`` of what ``receiver`` returns, or ``TUPLE`` for ``return a, b``.
+    item ``i`` of what ``receiver`` returns, ``TUPLE`` for ``return a, b``, or ``self.name`` for the
+    attribute ``name`` of the method's own instance (``return self._policy``).
     ``marked_by`` holds the callees of calls that took the value, by name, as their first
     argument before it was returned (``uncopyable(policy)``).
     """

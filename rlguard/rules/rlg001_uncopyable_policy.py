@@ -1,19 +1,19 @@
 """RLG001 uncopyable-policy: a policy that cannot be deep-copied reaches a deep copy.
 
 Two halves. The visitor finds deep-copy sites (``copy.deepcopy``, collectors that copy or pickle
-their policy, losses that copy their networks) and the classes the copied expression may be an
-instance of; it reports them with requirements. ``resolve`` then decides, from the project-wide
-index, whether such a class stores something that cannot be copied (directly or through another
-class of the project), and names that member and where it was set.
+their policy, losses that copy their networks) and what the copied expression is, as the engine
+answers it (an instance of a class built with some arguments, ``self.attr``, what a factory returns);
+it reports them with requirements. ``resolve`` states the requirement (a member holding a value that
+``engine/uncopyable.json`` says cannot be copied) and asks the engine's member model
+(``engine/members.py``) for the member and where it was set.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import dataclasses
-import weakref
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from collections.abc import Iterator, Mapping
 
@@ -22,9 +22,11 @@ from rlguard.engine.lazy import cst
 from rlguard import advice
 from rlguard.advice import remedy
 from rlguard.engine.findings import Requirement, display_path
-from rlguard.engine.index import TUPLE, AttrFact, Built, ProjectIndex
+from rlguard.engine.devices import DEVICE_MOVES, Placement, devices_of, literal_device, moved_to, placement
+from rlguard.engine.index import ClassFacts, ProjectIndex
+from rlguard.engine.members import Args, Search, attribute_holding, instance_holding, returned_holding
 from rlguard.engine.names import dotted_name
-from rlguard.engine.source_lines import class_block, source_lines
+from rlguard.engine.uncopyable import uncopyable
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
     ALL_LOSSES_COPY_BEFORE,
@@ -37,7 +39,6 @@ from rlguard.rules.data import (
     SINGLE_PROCESS_COLLECTORS,
     UNCOPYABLE_ALIASES,
     UNCOPYABLE_MARKERS,
-    UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
 from rlguard.engine.containers import literal_items
@@ -57,13 +58,11 @@ LOSS_NETWORK_SUFFIXES = ("network", "model", "model_based_env")
 LOSS_NETWORK_KEYWORDS = frozenset({"actor", "critic"})
 # ``Collector(..., backend=...)`` values that run the policy in other processes (torchrl >= 0.14).
 REMOTE_BACKENDS = frozenset({"process", "ray", "rpc", "distributed", "submitit"})
-_MAX_DEPTH = 8  # how far names, wrappers and nested classes are followed
+_MAX_DEPTH = 8  # how far names and wrappers are followed
 # Pickling (multi-process collectors) ignores ``__deepcopy__``: only these hooks make a class picklable.
 PICKLE_HOOKS = COPY_HOOKS - {"__deepcopy__"}
 # torchrl 0.14.1's Collector deep-copies its policy only when a parameter's device differs from
-# ``torch.device(policy_device)`` (``BaseCollector._get_policy_and_device``); these calls move a module.
-DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
-_LITERAL_DEVICE = re.compile(r"(cpu|cuda|mps|xpu|meta)(:\d+)?")
+# ``torch.device(policy_device)`` (``BaseCollector._get_policy_and_device``): see ``engine/devices.py``.
 
 # The ways out, per kind of deep-copy site (shared with rlguard.runtime's messages); ``{holder}``
 # is filled in when the index confirms the finding.
@@ -85,6 +84,7 @@ class Uncopyable(Requirement):
 
     qualname: str
     pickled: bool = False
+    args: Args = ()  # (position or keyword, class) of the arguments of the call that built it
 
 
 @dataclass(frozen=True)
@@ -119,157 +119,23 @@ def _user_types(options: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(options.get("uncopyable-types", ()) or ())
 
 
-def _what(callee: str | None, user_types: tuple[str, ...]) -> str | None:
-    """What a constructor builds, when that cannot be deep-copied."""
-    if callee is None:
-        return None
-    if callee in user_types:
-        return f"a `{callee}` (in `uncopyable-types`)"
-    return UNCOPYABLE_TYPES.get(_alias(callee))
+@cache
+def _search(user_types: tuple[str, ...], pickled: bool) -> Search:
+    """The requirement, as the member model is asked it: a member holding a value that cannot be
+    deep-copied (or pickled, for a policy sent to other processes), in a class with no copy hook of
+    its own (pickling ignores ``__deepcopy__``) that is not marked ``uncopyable``."""
+    hooks = PICKLE_HOOKS if pickled else COPY_HOOKS
 
+    def what(callee: str) -> str | None:
+        if callee in user_types:
+            return f"a `{callee}` (in `uncopyable-types`)"
+        return uncopyable(_alias(callee), pickled)
 
-@dataclass(frozen=True)
-class _Culprit:
-    """Why a class cannot be copied: the member path from it, what that holds, and where it was set."""
+    def stops(facts: ClassFacts) -> bool:
+        return bool(facts.methods & hooks or UNCOPYABLE_MARKERS.intersection(facts.decorators))
 
-    holder: str  # qualified name of the class that was asked about
-    member: tuple[str, ...]  # attribute path, e.g. ("camera", "lock")
-    what: str
-    path: str
-    line: int
-
-
-# Per index: (class qualname, asking file's folder, user types) -> culprit or None.
-_MEMO: weakref.WeakKeyDictionary[ProjectIndex, dict] = weakref.WeakKeyDictionary()
-
-
-def _culprit(index: ProjectIndex, qualname: str, near: str, user_types: tuple[str, ...],
-             hooks: frozenset[str] = COPY_HOOKS, stack: tuple[str, ...] = ()) -> _Culprit | None:
-    """Why instances of the class ``qualname`` cannot be deep-copied, or None if they can (as far as we know)."""
-    memo = _MEMO.setdefault(index, {})
-    key = (qualname, os.path.dirname(near), user_types, hooks)
-    if key in memo:
-        return memo[key]
-    cls = index.get_class(qualname, near)
-    found = None
-    if cls is not None and cls.qualname not in stack and len(stack) < _MAX_DEPTH:
-        found = _class_culprit(index, cls.qualname, cls.path, user_types, hooks, stack + (cls.qualname,))
-    elif cls is None:  # ``make_policy()``: what the factory returns
-        found = _returns_culprit(index, qualname, None, near, user_types, hooks, stack)
-    if not stack or found is not None:  # a result inside a cycle depends on the path: do not keep it
-        memo[key] = found
-    return found
-
-
-def _built_culprit(index: ProjectIndex, built: Built, near: str, user_types: tuple[str, ...],
-                   hooks: frozenset[str], stack: tuple[str, ...]) -> _Culprit | None:
-    """Why the value a factory returns cannot be copied: as ``_policies`` reads an expression."""
-    if UNCOPYABLE_MARKERS.intersection(built.marked_by) or built.callee in UNCOPYABLE_MARKERS:
-        return None  # deliberately never copied
-    if built.callee.startswith("["):  # item i of what a factory returns
-        receiver = built.receiver
-        if receiver is None or receiver.callee.startswith((".", "[")):
-            return None
-        return _returns_culprit(index, receiver.callee, int(built.callee[1:-1]), near, user_types, hooks, stack)
-    if built.callee.startswith("."):  # policy.to(device) is the policy
-        if built.receiver is None or built.callee[1:] not in MODULE_METHODS_RETURNING_SELF:
-            return None
-        return _built_culprit(index, built.receiver, near, user_types, hooks, stack)
-    if built.callee in POLICY_WRAPPERS:
-        wrapped = (arg for keyword_, arg in built.args if keyword_ is None or keyword_ in WRAPPER_KEYWORDS)
-        return next((c for arg in wrapped if (c := _built_culprit(index, arg, near, user_types, hooks, stack))), None)
-    if built.callee.startswith(("builtins.", "typing.")):
-        return None
-    return _culprit(index, built.callee, near, user_types, hooks, stack)
-
-
-def _returns_culprit(index: ProjectIndex, qualname: str, position: int | None, near: str,
-                     user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS,
-                     stack: tuple[str, ...] = ()) -> _Culprit | None:
-    """Why what the function ``qualname`` returns cannot be copied: the value itself, or with a
-    ``position``, that item of a returned tuple (``actor, critic = make_models()``)."""
-    factory = index.get_function(qualname, near)
-    if factory is None or factory.qualname in stack or len(stack) >= _MAX_DEPTH:
-        return None
-    inner = stack + (factory.qualname,)
-    for returned in factory.returns:
-        built: Built | None = returned
-        if position is not None:
-            tuple_items = dict(returned.args) if returned.callee == TUPLE else {}
-            built = tuple_items.get(str(position))
-        found = _built_culprit(index, built, factory.path, user_types, hooks, inner) if built is not None else None
-        if found is not None:
-            return found
-    return None
-
-
-def _class_culprit(index: ProjectIndex, qualname: str, path: str, user_types: tuple[str, ...],
-                   hooks: frozenset[str], stack: tuple[str, ...]) -> _Culprit | None:
-    chain = [facts for _, facts in index.ancestry(qualname, path) if facts is not None]
-    for facts in chain:
-        if facts.methods & hooks or UNCOPYABLE_MARKERS.intersection(facts.decorators):
-            return None  # copies by its own rules, or deliberately never copied
-    # A member that cannot be copied itself is a better answer than one found through another class.
-    for facts in chain:
-        for attr, attr_facts in facts.attrs.items():
-            for nth, fact in enumerate(attr_facts):
-                for where, callee in _held(fact):
-                    what = _what(callee, user_types)
-                    if what is None and user_types:
-                        # A listed project class imported through a re-export (``from robot import Camera``).
-                        what = _what(index.canonical(callee, facts.path), user_types)
-                    if what is not None:
-                        line = _assignment_line(facts.path, facts.name, attr, callee, nth, len(attr_facts))
-                        return _Culprit(qualname, (attr + where,), what, facts.path, line)
-    for facts in chain:
-        for attr, attr_facts in facts.attrs.items():
-            for fact in attr_facts:
-                for where, callee in _held(fact):
-                    if callee.startswith("<"):
-                        continue
-                    inner = _culprit(index, callee, facts.path, user_types, hooks, stack)
-                    if inner is not None:
-                        return _Culprit(qualname, (attr + where, *inner.member), inner.what, inner.path, inner.line)
-    return None
-
-
-def _held(fact: AttrFact) -> list[tuple[str, str]]:
-    """(where, class) for what a member holds: itself (where ""), then the items of a container literal."""
-    return ([("", fact.callee)] if fact.callee is not None else []) + list(fact.items)
-
-
-def _attr_culprit(index: ProjectIndex, class_qualname: str, attr: str, near: str,
-                  user_types: tuple[str, ...], hooks: frozenset[str] = COPY_HOOKS) -> _Culprit | None:
-    """Why the value ``self.<attr>`` of the class (set in any method, or in a base) cannot be copied."""
-    for _, facts in index.ancestry(class_qualname, near):
-        if facts is None:
-            continue
-        for fact in facts.attrs.get(attr, ()):
-            for _, callee in _held(fact):
-                found = None if callee.startswith("<") else _culprit(index, callee, facts.path, user_types, hooks)
-                if found is not None:
-                    return found
-    return None
-
-
-def _assignment_line(path: str, class_name: str, attr: str, callee: str | None, nth: int, count: int) -> int:
-    """The line of the ``nth`` of ``count`` assignments ``self.<attr> = ...`` in class ``class_name`` (0 if not found).
-
-    Only findings need it, so it is read from the text (``engine/source_lines.py``). When the text and
-    the index disagree on the number of assignments, the first one that names the constructor wins,
-    else the first one.
-    """
-    lines = source_lines(path)
-    if lines is None:
-        return 0
-    start, end = class_block(lines, class_name) or (0, len(lines))
-    target = re.compile(rf"^\s*\w+\.{re.escape(attr)}\s*(:[^=]*)?=(?!=)")
-    assignments = [number for number in range(start + 1, end + 1) if target.match(lines[number - 1])]
-    if len(assignments) == count:
-        return assignments[nth]
-    name = "for" if callee == "<generator>" else (callee or "").rpartition(".")[2]
-    named = [n for n in assignments if name and re.search(rf"\b{re.escape(name)}\b", lines[n - 1])]
-    return (named or assignments or [0])[0]
+    wrappers = dict.fromkeys(POLICY_WRAPPERS, WRAPPER_KEYWORDS)
+    return Search(what, stops, UNCOPYABLE_MARKERS, wrappers, MODULE_METHODS_RETURNING_SELF)
 
 
 def _where(defined_in: str, line: int, reported_in: str) -> str:
@@ -278,30 +144,6 @@ def _where(defined_in: str, line: int, reported_in: str) -> str:
     if os.path.abspath(defined_in) == os.path.abspath(reported_in):
         return f"line {line}" if line else "this file"
     return f"{display_path(defined_in)}:{line}" if line else display_path(defined_in)
-
-
-def _literal_device(expr: cst.BaseExpression, callee: str | None) -> str | None:
-    """``"cuda:1"``, ``torch.device("cuda", 1)``, ``torch.device("cpu")`` as written ("cuda:1", "cpu"),
-    or None when the device is not a literal (a variable, ``"cuda" if ... else "cpu"``)."""
-    if isinstance(expr, cst.SimpleString):
-        text = expr.evaluated_value
-    elif isinstance(expr, cst.Call) and callee == "torch.device" and 1 <= len(expr.args) <= 2 \
-            and all(a.keyword is None and not a.star for a in expr.args) and isinstance(expr.args[0].value, cst.SimpleString):
-        text = expr.args[0].value.evaluated_value
-        if len(expr.args) == 2:
-            index = expr.args[1].value
-            if not isinstance(index, cst.Integer) or not isinstance(text, str) or ":" in text:
-                return None
-            text = f"{text}:{index.value}"
-    else:
-        return None
-    return text if isinstance(text, str) and _LITERAL_DEVICE.fullmatch(text) else None
-
-
-def _parameter_device(device: str) -> str:
-    """The device parameters moved to ``device`` report: a CPU tensor's device never has an index, a
-    CUDA one always has (``"cuda"`` stands for the current device, as ``policy_device="cuda"`` does)."""
-    return "cpu" if device.startswith("cpu") else device
 
 
 def _short(qualname: str) -> str:
@@ -342,11 +184,20 @@ class UncopyablePolicy(Rule):
         "`DiscreteCQLLoss`, `QMixerLoss` and `loss.get_stateful_net(...)` deep-copy networks, and "
         "before torchrl 0.5 every loss constructor did (`convert_to_functional`). A module that "
         "stores a thread or process lock, a queue, an executor, a thread, a socket, a subprocess, an "
-        "open file, a memory map, a sqlite3 connection, a generator, a CUDA stream/event/graph or a "
-        "device handle (`cv2.VideoCapture`, a `pyrealsense2` pipeline) as `self.x = ...` cannot be "
+        "open file, a memory map, a sqlite3 connection, a logging handler, a selector or a generator "
+        "as `self.x = ...` cannot be "
         "copied: the copy raises `TypeError: cannot pickle '_thread.lock' object` (or a "
-        "`RuntimeError` for multiprocessing objects), often far from the code that built the policy.\n\n"
-        "A class is uncopyable when some method assigns `self.x` such a value, or an instance of "
+        "`RuntimeError` for multiprocessing objects), often far from the code that built the policy. "
+        "Which values cannot be copied is not a list someone wrote: rlguard builds each candidate "
+        "(`threading.Lock()`, `sqlite3.connect(...)`, `open(...)`, ...), tries `copy.deepcopy` and "
+        "`pickle.dumps` on it and ships what failed (`rlguard/engine/uncopyable.json`); a value is known "
+        "by the call that builds it or by its annotated type (`conn: sqlite3.Connection`).\n\n"
+        "A class is uncopyable when some method assigns `self.x` such a value (a constructor argument "
+        "stored as `self.x = x` or `self.x = options[\"x\"]` holds what the call passed; a dataclass or "
+        "attrs field holds its argument or its default; `self.a, self.b = make()` holds the items of what "
+        "`make` returns; a member created on first use, under `if self.x is None:` outside the "
+        "constructor, is not held by a fresh instance, but reading it, or a property caching it, gives it), "
+        "or an instance of "
         "another uncopyable class of the project (the message then names the path, e.g. "
         "`self.camera.lock`), or a container holding one (`self.handles = {\"cam\": threading.Lock()}`, "
         "lists, tuples, sets, `dict(...)`, `nn.ModuleList(...)`: the path is then `self.handles[\"cam\"]`), "
@@ -363,8 +214,9 @@ class UncopyablePolicy(Rule):
         "without a device and never moved, `\"cuda:1\"` for one built with `.to(\"cuda:1\")`; a device "
         "held in a variable, or a policy a function builds, may be elsewhere at run time and is reported), "
         "and an instance passed to `rlguard.runtime.uncopyable(...)`. Some handles look uncopyable but "
-        "copy fine (`ctypes.CDLL`, `torch.Generator`, `logging.getLogger(...)`, zmq contexts and "
-        "sockets, an open `serial.Serial`, `multiprocessing.Pipe` connections): they are not listed."
+        "copy fine (`torch.Generator`, `logging.getLogger(...)`, `io.BytesIO`, "
+        "`tempfile.SpooledTemporaryFile`, `multiprocessing.Pipe` connections): trying them says so. "
+        "`ctypes.CDLL` deep-copies but cannot be pickled: it is reported only where the policy is pickled."
     )
     fix_doc = (
         "No automatic fix: only you know whether the member should be shared, rebuilt or never "
@@ -555,14 +407,12 @@ class UncopyablePolicy(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._marked: set[str] = set()  # names and ``self.x`` passed to rlguard.runtime.uncopyable(...)
-        # (class qualname, attr) -> requirements of the values this file assigned to ``self.<attr>``
-        self._attr_policies: dict[tuple[str, str], list[PolicyRequirement]] = {}
         self._returns: dict[str, list[PolicyRequirement]] = {}  # function name -> requirements of what it returns
         # Every ``<name>.to(...)``/``.cuda(...)``/``.cpu()`` of the file, by receiver: a module moves in place.
         self._moves: dict[str, list[str | None]] = {}
         # Collectors given a literal device, decided once the whole file is read (a move may come later):
-        # (node, policy requirements, names the policy was built from, devices it was moved to, device, how, fix).
-        self._literal_sites: list[tuple[cst.Call, list[PolicyRequirement], set[str], list[str | None], str, str, str]] = []
+        # (node, policy requirements, how the policy was built, device, how, fix).
+        self._literal_sites: list[tuple[cst.Call, list[PolicyRequirement], Placement, str, str, str]] = []
 
     # ----- requirements -----
     @classmethod
@@ -571,13 +421,13 @@ class UncopyablePolicy(Rule):
         user_types = _user_types(options)
         if not isinstance(requirement, (Uncopyable, UncopyableAttr, UncopyableItem)):
             return super().resolve(requirement, index, path, options)
-        hooks = PICKLE_HOOKS if requirement.pickled else COPY_HOOKS
+        search = _search(user_types, requirement.pickled)
         if isinstance(requirement, UncopyableAttr):
-            culprit = _attr_culprit(index, requirement.cls, requirement.attr, path, user_types, hooks)
+            culprit = attribute_holding(index, requirement.cls, requirement.attr, path, search)
         elif isinstance(requirement, UncopyableItem):
-            culprit = _returns_culprit(index, requirement.callee, requirement.position, path, user_types, hooks)
+            culprit = returned_holding(index, requirement.callee, requirement.position, path, search)
         else:
-            culprit = _culprit(index, requirement.qualname, path, user_types, hooks)
+            culprit = instance_holding(index, requirement.qualname, path, search, requirement.args)
         if culprit is None:
             return None
         return {
@@ -595,31 +445,12 @@ class UncopyablePolicy(Rule):
             if found:
                 self._returns.setdefault(function.name.value, []).extend(found)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._remember_attr(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._remember_attr(node.target, node.value)
-
-    def _remember_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        """What ``self.x = <wrapper of a policy>`` holds, for later ``self.x`` in the same file."""
-        if not isinstance(target, cst.Attribute) or self.ctx.current_class is None:
-            return
-        attr = self.ctx.is_self_attr(target)
-        if attr is not None and isinstance(value, (cst.Call, cst.Name)):
-            found = self._policies(value)
-            if found:
-                key = (self.ctx.current_class.qualname, attr)
-                self._attr_policies.setdefault(key, []).extend(found)
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
             receiver = dotted_name(func.value)
             if receiver is not None:
-                self._moves.setdefault(receiver, []).append(self._moved_to(node))
+                self._moves.setdefault(receiver, []).append(moved_to(node, self.ctx))
         if isinstance(func, cst.Attribute) and func.attr.value == "get_stateful_net":
             self._stateful_net(node, func.value)
             return
@@ -662,13 +493,12 @@ class UncopyablePolicy(Rule):
                 continue
             fix = remedy(advice.DEVICE, keyword=device_keyword)
             how = f"cannot be deep-copied by `{name}` to move it to `{device_keyword}`"
-            value = self.ctx.value_of(device.value)
-            literal = _literal_device(value, self.ctx.callee(value) if isinstance(value, cst.Call) else None)
-            kept = self._kept(policy.value) if policy is not None and literal is not None else None
-            if kept is not None and literal is not None and policy is not None:
+            literal = literal_device(device.value, self.ctx)
+            built = placement(policy.value, self.ctx, self._wrapped) if policy is not None and literal else None
+            if built is not None and literal is not None and policy is not None:
                 found = self._policies(policy.value)
                 if found:
-                    self._literal_sites.append((node, found, *kept, literal, how, fix))
+                    self._literal_sites.append((node, found, built, literal, how, fix))
             elif policy is not None:
                 self._flag(node, [policy.value], how, fix)
             else:
@@ -679,62 +509,9 @@ class UncopyablePolicy(Rule):
             return
 
     def leave_Module(self, node: cst.Module) -> None:
-        for call, found, names, devices, literal, how, fix in self._literal_sites:
-            moved = devices + [device for name in names for device in self._moves.get(name, ())]
-            kept_on = set(moved) or {"cpu"}  # built without a device, never moved: on the CPU
-            if kept_on != {literal}:  # a parameter elsewhere (or we cannot tell where): torchrl copies
+        for call, found, built, literal, how, fix in self._literal_sites:
+            if devices_of(built, self._moves) != {literal}:  # a parameter elsewhere (or unknown): torchrl copies
                 self._report_policy(call, found, how, fix)
-
-    def _kept(self, expr: cst.BaseExpression, depth: int = 0) -> tuple[set[str], list[str | None]] | None:
-        """Where the policy ``expr`` was built from: the names it was bound through (whose in-place moves
-        count) and the devices its own expression moved it to; None when that cannot be read here
-        (a factory function, an attribute, a parameter), and the collector may have to move it."""
-        if depth > _MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.Name):
-            value = self.ctx.value_of(expr, depth=1)
-            inner = self._kept(value, depth + 1) if value is not expr else None
-            return (inner[0] | {expr.value}, inner[1]) if inner is not None else None
-        if not isinstance(expr, cst.Call):
-            return None
-        func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
-            inner = self._kept(func.value, depth + 1)
-            return (inner[0], inner[1] + [self._moved_to(expr)]) if inner is not None else None
-        callee = self.ctx.callee(expr)
-        if callee is None or not _short(callee)[:1].isupper():
-            return None  # a function may build the policy anywhere
-        names: set[str] = set()
-        devices: list[str | None] = []
-        placed = keyword(expr, "device")
-        if placed is not None:
-            devices.append(self._device_of(placed.value))
-        if callee in POLICY_WRAPPERS:
-            for arg in self._wrapped(expr):
-                inner = self._kept(arg, depth + 1)
-                if inner is None:
-                    return None
-                names |= inner[0]
-                devices += inner[1]
-        return names, devices
-
-    def _moved_to(self, call: cst.Call) -> str | None:
-        """Where ``x.to(d)``, ``x.cuda(i)`` or ``x.cpu()`` puts the parameters; None when not a literal."""
-        assert isinstance(call.func, cst.Attribute)
-        method, args = call.func.attr.value, positional(call)
-        if method == "cpu":
-            return "cpu"
-        if method == "cuda":
-            if not args:
-                return "cuda"
-            return f"cuda:{args[0].value.value}" if isinstance(args[0].value, cst.Integer) else None
-        device = keyword(call, "device") or (args[0] if args else None)
-        return self._device_of(device.value) if device is not None else None
-
-    def _device_of(self, expr: cst.BaseExpression) -> str | None:
-        value = self.ctx.value_of(expr)
-        literal = _literal_device(value, self.ctx.callee(value) if isinstance(value, cst.Call) else None)
-        return _parameter_device(literal) if literal is not None else None
 
     def _factory_policies(self, factory: cst.BaseExpression) -> list[PolicyRequirement]:
         """What a policy factory returns: a lambda's body, the returns of a function, or a class's instance."""
@@ -815,6 +592,9 @@ class UncopyablePolicy(Rule):
         if depth > _MAX_DEPTH or dotted_name(expr) in self._marked:
             return []
         instance = self.ctx.instance_of(expr, MODULE_METHODS_RETURNING_SELF, shadow)
+        if instance is None and isinstance(expr, cst.Attribute):  # ``agent.policy``: an attribute or a property
+            owner = self.ctx.class_of(expr.value)
+            return [UncopyableAttr(owner, expr.attr.value)] if owner is not None and depth == 0 else []
         if instance is not None and instance.kind == "annotated" and instance.value is not None:
             instance = instance.value  # ``net: nn.Module = LockedNet()``: the value says more
         if instance is None or self._marked.intersection(instance.via) or (
@@ -824,7 +604,7 @@ class UncopyablePolicy(Rule):
         if kind == "self":
             return [Uncopyable(name)]
         if kind == "self-attr" and instance.attr is not None:
-            return [UncopyableAttr(name, instance.attr), *self._attr_policies.get((name, instance.attr), ())]
+            return [UncopyableAttr(name, instance.attr)]
         if kind == "annotated":  # ``net: LockedNet``, ``Optional[LockedNet]``, ``"LockedNet"``
             return [Uncopyable(qualname) for qualname in instance.names]
         if kind not in ("built", "item") or name in UNCOPYABLE_MARKERS or name.startswith(("builtins.", "typing.")):
@@ -833,10 +613,27 @@ class UncopyablePolicy(Rule):
             return [UncopyableItem(name, instance.position)]
         if name in POLICY_WRAPPERS and isinstance(instance.node, cst.Call):
             return [r for arg in self._wrapped(instance.node) for r in self._policies(arg, depth + 1, instance.shadow)]
-        return [Uncopyable(name)]
+        return [Uncopyable(name, args=self._arguments(instance.node))]
+
+    def _arguments(self, call: cst.BaseExpression | None) -> Args:
+        """The classes of the arguments a constructor call is given, by position or keyword: a member
+        that stores one holds it (``GuardedNet(threading.Lock())``)."""
+        if not isinstance(call, cst.Call):
+            return ()
+        found: list[tuple[int | str, str]] = []
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                break  # positions after ``*args`` are unknown; a ``**options`` may fill any keyword
+            cls = self.ctx.class_of(arg.value)
+            if cls is not None:
+                found.append((arg.keyword.value if arg.keyword is not None else position, cls))
+        return tuple(found)
 
     @staticmethod
-    def _wrapped(call: cst.Call) -> Iterator[cst.BaseExpression]:
+    def _wrapped(call: cst.Call, callee: str | None = None) -> Iterator[cst.BaseExpression]:
+        """The modules a policy wrapper holds (none for another call, when ``callee`` is given)."""
+        if callee is not None and callee not in POLICY_WRAPPERS:
+            return
         for arg in call.args:
             if arg.star or (arg.keyword is not None and arg.keyword.value not in WRAPPER_KEYWORDS):
                 continue
