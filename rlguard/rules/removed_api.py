@@ -179,7 +179,7 @@ class RemovedApiRule(Rule):
             if not isinstance(part, cst.Attribute):
                 continue
             change = self._change(self.ctx.qualname(part))
-            if change is not None:
+            if change is not None and change.found != "raises":  # a class that raises when built still names one
                 edits = [Edit(reference.literal, _renamed(reference, [part.attr], change.new_name or ""))] \
                     if _same_module(change) else []
                 self._flag(reference.literal, self._message(
@@ -193,9 +193,10 @@ class RemovedApiRule(Rule):
         if node.attr.value == "step" and (built := self.ctx.built(node.value)) is not None:
             self._steps.append((node, built.callee))
         change = self._change(self.ctx.qualname(node))
+        if change is not None and change.found == "raises":
+            return  # the attribute exists; its call is flagged
         if change is not None and dotted_name(node.value) is not None:
-            edits = [Edit(node.attr, cst.Name(change.new_name or ""))] if _same_module(change) and not change.rewrite \
-                else []
+            edits = [Edit(node.attr, cst.Name(change.new_name or ""))] if _same_module(change) else []
             self._flag(node, self._message(change, f"`{dotted_name(node)}` raises AttributeError at run time"), fix=self._fix(change, edits))
         elif change is None:
             self._check_member(node)
@@ -250,9 +251,11 @@ class RemovedApiRule(Rule):
         """A call of a policy wrapper whose constructor only raises: rewritten as the policy followed by
         the module that replaced it, when the call fits (``wrapper_rewrite``)."""
         change = self._change(self.ctx.callee(node))
-        if change is None or change.rewrite != "policy-then-module" or self._state(change) != "removed":
+        if change is None or change.found != "raises" or self._state(change) != "removed":
             return
-        self._wrapper_calls.append((node, change, wrapper_rewrite(node, change, SEQUENTIAL[1], change.new_name or "")))
+        rewritten = wrapper_rewrite(node, change, SEQUENTIAL[1], change.new_name or "") \
+            if change.rewrite == "policy-then-module" else None
+        self._wrapper_calls.append((node, change, rewritten))
 
     def _calls(self, call: cst.Call, change: ApiChange, callable_name: str) -> bool:
         """The call reaches ``callable_name`` of the change's package: a function or class by its
@@ -320,34 +323,38 @@ class RemovedApiRule(Rule):
         self._flag_wrappers()
         # Uses of a from-imported old name are renamed with its import, in one fix.
         for statement, alias, change, module in self._imported:
-            if change.rewrite:
-                self._flag(alias, self._message(change, "constructing it raises RuntimeError"),
-                           fix=self._wrapper_import_fix(statement, alias, change))
-                continue
+            if change.found == "raises":
+                continue  # the import works; each call is flagged (``_flag_wrappers``)
             self._flag(alias, self._message(change, "this import fails at run time"), fix=self._import_fix(statement, alias, change,
                                                                                         module))
         for use, change in self._star_uses:
+            if change.found == "raises":
+                continue  # still provided; its calls are flagged
             edits = [Edit(use, cst.Name(change.new_name or ""))] if _same_module(change) else []
             self._flag(use, self._message(change, "the star import no longer provides it and this name fails at run time"),
                         fix=self._fix(change, edits))
 
     def _flag_wrappers(self) -> None:
-        """Each wrapper call, with its rewrite; the first one per wrapper also moves ``.step()`` to the
-        module (``policy[-1].step()``) when every call of that wrapper in the file was rewritten."""
-        stepped: set[str] = set()
+        """Each call of a class whose constructor only raises, with its rewrite where it has one. When
+        every call of that class in the file is rewritten, the first one's fix also moves ``.step()`` to
+        the module (``policy[-1].step()``) and drops the import that only those calls used."""
+        done: set[str] = set()
         for call, change, rewritten in self._wrapper_calls:
             edits: list[Edit] = []
             if rewritten is not None:
                 edits.append(Edit(call, rewritten))
-                if change.qualname not in stepped and self._all_rewritten(change):
-                    stepped.add(change.qualname)
+                if change.qualname not in done and self._all_rewritten(change):
+                    done.add(change.qualname)
                     edits += [Edit(step.value, last_module(step.value)) for step, callee in self._steps
                               if self._change(callee) is change]
+                    edits += self._unused_imports(change)
             fix = Fix("unsafe", f"Put the policy in a `{SEQUENTIAL[1]}` followed by `{change.new_name}`", tuple(edits),
                       imports=(SEQUENTIAL, (change.new_module or "", change.new_name or ""))) if edits else None
             remedy = (f"put the policy in `{SEQUENTIAL[1]}(policy, {change.new_name}(spec=policy.spec.clone(), ...))` "
                       f"and call `.step()` on the `{change.new_name}`; the clone keeps the policy's own spec")
-            if rewritten is None:
+            if not change.rewrite:
+                remedy = f"use `{change.replacement}`, as upstream's message says"
+            elif rewritten is None:
                 remedy += f" (not rewritten: the call passes something other than the policy and keywords " \
                           f"{change.new_name} takes)"
             old = change.name
@@ -357,16 +364,17 @@ class RemovedApiRule(Rule):
     def _all_rewritten(self, change: ApiChange) -> bool:
         return all(r is not None for _, c, r in self._wrapper_calls if c is change)
 
-    def _wrapper_import_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange) -> Fix | None:
-        """The wrapper's import goes when every use of it is a call the rewrite replaces."""
-        uses = self._uses.get(alias.evaluated_alias or alias.evaluated_name, [])
+    def _unused_imports(self, change: ApiChange) -> list[Edit]:
+        """Edits dropping each ``from m import <change>`` whose every use is a rewritten call."""
         calls = {id(c.func) for c, ch, r in self._wrapper_calls if ch is change and r is not None}
-        if not uses or any(id(u) not in calls for u in uses) or not self._all_rewritten(change) \
-                or isinstance(statement.names, cst.ImportStar):
-            return None
-        edits = [Edit(statement, cst.RemovalSentinel.REMOVE)] if len(statement.names) == 1 \
-            else _remove_alias(statement, alias)
-        return Fix("unsafe", f"Remove the import of `{change.name}`, whose calls are rewritten", tuple(edits))
+        edits: list[Edit] = []
+        for statement, alias, imported, _ in self._imported:
+            uses = self._uses.get(alias.evaluated_alias or alias.evaluated_name, [])
+            if imported is change and uses and all(id(u) in calls for u in uses) \
+                    and not isinstance(statement.names, cst.ImportStar):
+                edits += [Edit(statement, cst.RemovalSentinel.REMOVE)] if len(statement.names) == 1 \
+                    else _remove_alias(statement, alias)
+        return edits
 
     def _import_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
                     module: str) -> Fix | None:
