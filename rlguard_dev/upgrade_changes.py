@@ -317,8 +317,10 @@ def amend(package: str, releases: list[Release], entries: list[dict]) -> list[di
                 continue  # gone from this module altogether: the name entry stands
             entry = {**entry, **raising[entry["name"]]}
         amended.append({"found": "removal" if entry["removed_in"] else "deprecation", **entry})
-    listed = {(e["module"], e["name"]) for e in amended if e["kind"] == "name"}
     newest = releases[-1]
+    offered = {n for m in newest.modules if _is_public_module(m) for n in newest.public(m)}
+    amended = [_checked_replacement(e, offered) for e in amended]
+    listed = {(e["module"], e["name"]) for e in amended if e["kind"] == "name"}
     for module in sorted(m for m in newest.modules if _is_public_module(m)):
         for name in sorted(set(newest.public(module)) & set(raising)):
             if (module, name) not in listed:
@@ -327,3 +329,13 @@ def amend(package: str, releases: list[Release], entries: list[dict]) -> list[di
     if package == "torchrl":
         amended += raising_interactions(releases)
     return amended + list(keywords.values())
+
+
+def _checked_replacement(entry: dict, offered: set[str]) -> dict:
+    """A name's replacement must be a public name of the newest release: words read from a message
+    ("use the ActorValueOperator") or a private base class (``_SubTensorDict``) are no replacement."""
+    replacement = entry["replacement"]
+    if entry["kind"] != "name" or replacement is None or entry["how"] == "review" \
+            or replacement.rpartition(".")[2] in offered:
+        return entry
+    return {**entry, "replacement": None, "how": "none", "fix": "none"}

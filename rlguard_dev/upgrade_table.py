@@ -82,6 +82,7 @@ class ModuleFacts:
     stars: list[str] = field(default_factory=list)  # modules star-imported
     explicit_all: list[str] | None = None
     module_aliases: dict[str, str] = field(default_factory=dict)  # ``sys.modules["m.old"] = new``: old -> new
+    assigned: set[str] = field(default_factory=set)  # other module-level ``name = ...``: importable too
 
 
 # ----- reading one release -----
@@ -162,6 +163,8 @@ def _read_module(source: str, module: str, is_package: bool, package: str) -> Mo
             elif isinstance(statement.value, ast.Name) and statement.value.id in facts.names:
                 facts.names[name] = facts.names[statement.value.id]  # ``Old = New``: an alias
                 facts.defs[name] = Definition(statement, module, alias_of=statement.value.id)
+            else:  # ``Old = type("Old", ...)``, a constant: ``from module import Old`` still works
+                facts.assigned.add(name)
     return facts
 
 
@@ -211,7 +214,7 @@ class Release:
 
     def _read_bound(self, module: str) -> set[str]:
         facts = self.modules[module]
-        names = set(facts.names) | set(facts.explicit_all or ())
+        names = set(facts.names) | set(facts.explicit_all or ()) | facts.assigned
         for star in facts.stars:
             if star in self.modules and star != module:
                 names |= set(self.public_shallow(star))

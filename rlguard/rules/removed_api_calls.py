@@ -34,8 +34,8 @@ def wrapper_rewrite(call: cst.Call, change: ApiChange, sequential: str, module: 
     """``Wrapper(policy, k=v)`` -> ``Sequential(policy, Module(spec=policy.spec.clone(), k=v))``.
 
     The module writes to the spec it is given: a clone keeps the policy's own spec (and its out_keys
-    check) intact. None when the call does not fit: the policy is not a plain name or attribute chain
-    (it would be evaluated twice), an argument after it is positional or ``**``, or a keyword the
+    check) intact. None when the call does not fit: the policy is not a name, attribute chain or literal
+    index (it is evaluated twice), an argument after it is positional or ``**``, or a keyword the
     module does not take."""
     args = list(call.args)
     policy_arg = next((a for a in args if a.keyword is not None and a.keyword.value == "policy"), None)
@@ -57,7 +57,12 @@ def wrapper_rewrite(call: cst.Call, change: ApiChange, sequential: str, module: 
 
 
 def _plain(expr: cst.BaseExpression) -> bool:
-    while isinstance(expr, cst.Attribute):
+    """A name, attribute chain or literal index (``model[0]``): evaluating it twice reads it twice."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Subscript) and not (
+                len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+                and isinstance(expr.slice[0].slice.value, (cst.Integer, cst.SimpleString))):
+            return False
         expr = expr.value
     return isinstance(expr, cst.Name)
 

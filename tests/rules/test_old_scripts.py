@@ -1,9 +1,12 @@
 """Old TorchRL scripts run after ``rlguard fix --unsafe-fixes`` on the tested stack (torchrl 0.14.1).
 
 Each fixture in tests/fixtures/old_scripts/ is a pytorch/rl tutorial or sota script from an old tag
-(``git archive <tag>``), reduced in size with the edits its header lists; none touches the torchrl API
-it was written against. Each is fixed with the real CLI, checked clean, and run to its end in a fresh
-interpreter. A script blocked by something outside rlguard's reach is listed in ``BLOCKED`` with why.
+(``git archive <tag>``), one file or a folder (its entry is the file that runs ``__main__``), reduced in
+size with the edits its headers list; none touches the torchrl API it was written against. Each is
+fixed with the real CLI, checked clean, and run to its end in a fresh interpreter. A script blocked by
+something outside rlguard's reach is listed in ``BLOCKED`` with why; one that rlguard does not yet fix
+whole is in ``KNOWN_GAPS``: it must still fail after the fix (then it is reported as xfail), so
+closing the gap fails the test until the entry goes.
 """
 
 from __future__ import annotations
@@ -24,9 +27,14 @@ if tuple(int(p) for p in torchrl.__version__.split(".")[:2]) != NEWEST_KNOWN_TOR
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "old_scripts")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPTS = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".py"))
+SCRIPTS = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".py") or os.path.isdir(os.path.join(FIXTURES, f)))
 # Scripts that cannot run here whatever rlguard does, with the reason.
 BLOCKED: dict[str, str] = {}
+# Scripts rlguard does not fix whole yet, with what is missing.
+KNOWN_GAPS: dict[str, str] = {
+    "ddpg_v0_2": "the exploration wrapper is built in utils.py and returned in a tuple, and ddpg.py calls its "
+                 "`.step()`: the rewrite moves `.step()` to the module only in the file that builds the wrapper",
+}
 
 
 def _rlguard(*args: str, cwd: str) -> subprocess.CompletedProcess:
@@ -35,7 +43,19 @@ def _rlguard(*args: str, cwd: str) -> subprocess.CompletedProcess:
 
 
 def test_every_fixture_is_listed_once():
-    assert SCRIPTS and set(BLOCKED) <= set(SCRIPTS)
+    assert SCRIPTS and set(BLOCKED) <= set(SCRIPTS) and set(KNOWN_GAPS) <= set(SCRIPTS)
+    assert not set(BLOCKED) & set(KNOWN_GAPS)
+
+
+def _copy(script: str, folder) -> str:
+    """The fixture copied into ``folder``; the file to run."""
+    source = os.path.join(FIXTURES, script)
+    if not os.path.isdir(source):
+        shutil.copy(source, folder / script)
+        return script
+    shutil.copytree(source, folder, dirs_exist_ok=True)
+    return next(f for f in sorted(os.listdir(folder)) if f.endswith(".py")
+                and "__main__" in (folder / f).read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow  # each script trains for a few seconds to a minute
@@ -43,13 +63,16 @@ def test_every_fixture_is_listed_once():
 def test_old_script_runs_after_the_fix(tmp_path, script):
     if script in BLOCKED:
         pytest.skip(BLOCKED[script])
-    shutil.copy(os.path.join(FIXTURES, script), tmp_path / script)
+    entry = _copy(script, tmp_path)
     # The original fails on the tested stack: there is something to fix.
-    original = subprocess.run([sys.executable, script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    original = subprocess.run([sys.executable, entry], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert original.returncode != 0, f"{script} runs unfixed: it proves nothing"
-    fixed = _rlguard("fix", "--unsafe-fixes", "--no-cache", script, cwd=str(tmp_path))
+    fixed = _rlguard("fix", "--unsafe-fixes", "--no-cache", ".", cwd=str(tmp_path))
     assert fixed.returncode in (0, 1), fixed.stderr
-    check = _rlguard("check", "--no-cache", "--select", "RLG006,RLG007", script, cwd=str(tmp_path))
+    check = _rlguard("check", "--no-cache", "--select", "RLG006,RLG007", ".", cwd=str(tmp_path))
     assert check.returncode == 0, check.stdout
-    done = subprocess.run([sys.executable, script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, entry], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    if script in KNOWN_GAPS:
+        assert done.returncode != 0, f"{script} runs after the fix: take it off KNOWN_GAPS"
+        pytest.xfail(KNOWN_GAPS[script])
     assert done.returncode == 0, f"{script} after the fix:\n{done.stderr[-3000:]}"
