@@ -229,10 +229,14 @@ class RemovedApiRule(Rule):
         for class_argument, kwargs_argument in FORWARDED_KEYWORDS:
             if class_argument not in keywords or kwargs_argument not in keywords:
                 continue
-            literal = keywords[kwargs_argument].value
-            target = self.ctx.qualname(keywords[class_argument].value)
+            # The literal itself, or the one a name passed there was bound to (``kwargs = {...}``): that
+            # dict may be read elsewhere too, so its keys' fix is unsafe.
+            passed = keywords[kwargs_argument].value
+            literal = self.ctx.value_of(passed)
+            target = self.ctx.qualname(self.ctx.value_of(keywords[class_argument].value))
             if not isinstance(literal, cst.Dict) or target is None:
                 continue
+            applicability: Applicability = "safe" if literal is passed else "unsafe"
             short = target.rpartition(".")[2]
             for change in self._keywords.get(short, ()):
                 key_name = change.name.rpartition(".")[2]
@@ -243,7 +247,7 @@ class RemovedApiRule(Rule):
                         edits = dict_key_rename(literal, key_node, change.replacement or "") \
                             if change.fix == "safe" and change.replacement else []
                         what = f"`{kwargs_argument}={{\"{key}\": ...}}` (a `{short}` keyword)"
-                        fix = Fix("safe", f"Rename the key `{key}` to `{change.replacement}`", tuple(edits)) \
+                        fix = Fix(applicability, f"Rename the key `{key}` to `{change.replacement}`", tuple(edits)) \
                             if edits else None
                         self._flag(key_node, self._member_message(change, what), fix=fix)
 

@@ -56,6 +56,15 @@ actor = ProbabilisticActor(
 )
 env.rollout(3, actor)
 """,
+    # The sota scripts' way: the class and the dict bound to names first (an unsafe fix: the dict may be
+    # read elsewhere too).
+    "tanh-normal-dict-variable": ACTOR_CRITIC + """
+distribution_class = TanhNormal
+distribution_kwargs = {"min": env.action_spec.space.low, "max": env.action_spec.space.high}
+actor = ProbabilisticActor(module, in_keys=["loc", "scale"], spec=env.action_spec,
+                           distribution_class=distribution_class, distribution_kwargs=distribution_kwargs)
+env.rollout(3, actor)
+""",
     "tanh-normal-keywords": """
 import torch
 from torchrl.modules import TanhNormal
@@ -171,6 +180,7 @@ def test_the_rewrites_read_as_upstream_says(fixed):
 
 
 def test_safe_fixes_apply_without_the_flag_and_unsafe_ones_do_not():
+    assert fix_source(SNIPPETS["tanh-normal-dict-variable"], select=["RLG007"]) == SNIPPETS["tanh-normal-dict-variable"]
     assert "entropy_coeff=" in fix_source(SNIPPETS["ppo-coef"], select=["RLG007"])
     assert fix_source(SNIPPETS["exploration-mode"], select=["RLG007"]) == SNIPPETS["exploration-mode"]
     assert "AdditiveGaussianWrapper(" in fix_source(SNIPPETS["additive-gaussian-wrapper"], select=["RLG007"])
