@@ -161,14 +161,14 @@ def keyword_changes(package: str, releases: list[Release]) -> list[dict]:
         history = [(i, b[name]) for i, b in enumerate(built) if name in b]
         keywords = dict.fromkeys(k for _, c in history if c is not None for k in (*c.params, *c.renamed))
         for keyword in keywords:
-            entry = _keyword_entry(name, keyword, history, releases)
+            entry = _keyword_entry(keyword, history, releases)
             if entry is not None:
                 entries.append({"kind": "keyword", "package": package, "module": tables[-1][name][0],
                                 "name": f"{name}.{keyword}", **entry})
     return entries
 
 
-def _keyword_entry(name: str, keyword: str, history: list[tuple[int, Constructor | None]],
+def _keyword_entry(keyword: str, history: list[tuple[int, Constructor | None]],
                    releases: list[Release]) -> dict | None:
     """The keyword's fate over the releases that have the class: removed after the last release that
     accepts it (when every later one is known to refuse it), or deprecated while a block still reads it."""

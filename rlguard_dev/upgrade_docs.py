@@ -9,7 +9,7 @@ INTRO = """\
 # Upgrading TorchRL code
 
 TorchRL breaks its public API often, and most TorchRL code was written against an older release. rlguard
-knows every public torchrl and tensordict name, method and keyword removed between 0.4 and {newest}, the
+knows every public torchrl and tensordict name, method and keyword removed from the first release (torchrl 0.0.5) to {newest}, the
 constructors that only raise, and the enum members that raise with some classes: the table at the end of
 this page is generated from the released wheels, not written by hand.
 
@@ -59,7 +59,8 @@ this page is generated from the released wheels, not written by hand.
 ## How the table is made
 
 `python -m rlguard_dev.upgrade_table` (its write option updates `rlguard/rules/removed_api.json`) downloads the
-newest patch of every minor release of torchrl and tensordict from 0.4 on with pip, without dependencies,
+newest patch of every minor release of torchrl and tensordict on the package index, from the first (torchrl 0.0
+and 0.1 have wheels for Python 3.10 at most: those are read), with pip, without dependencies,
 into the git-ignored `tests/fixtures/wheels/`, and
 reads their sources with `ast`, importing nothing. A public name (a class, function or re-export of a module
 whose path has no `_` part) present in one release and absent from the next and every later one is removed in
@@ -67,8 +68,10 @@ that next release. Its replacement comes from upstream's evidence, and the *how*
 `message` (the deprecation warning or docstring names it), `subclass` (a deprecated shim subclassing one
 class), `alias` (`Old = New`), `moved` (the same name is still defined in another public module), `review`
 (set by hand, below). A rename is safe when the old name was the new class under another name (a shim that
-adds nothing, an alias, a move); otherwise unsafe. Methods and keywords are listed only where their last
-release warned about them. tensordict's versions follow torchrl's minor (torchrl 0.N requires tensordict 0.N),
+adds nothing, an alias, a move); otherwise unsafe. Methods are listed only where their last release warned
+about them; constructor keywords where a release read them out of `**kwargs` into a parameter while warning
+(renamed: a safe fix), or where no later constructor takes them and none takes `**kwargs` (no fix); see
+*found* below and `rlguard_dev/upgrade_changes.py`. tensordict's versions follow torchrl's minor (torchrl 0.N requires tensordict 0.N),
 so a tensordict entry is judged against the target torchrl's minor.
 
 `tests/rules/test_removed_api_table.py` fails when the shipped table differs from what the script derives
