@@ -15,6 +15,11 @@ Each entry says how it was found (``found``):
 - ``forwards`` (not an entry): a class that calls one constructor argument with another's items as
   keywords (``self.distribution_class(**self.distribution_kwargs)``): the keys of a dict literal passed
   as the second are keywords of the class passed as the first.
+- ``holders`` (not an entry): the attributes through which the newest release's classes hold an instance
+  of a class (``space: Box`` in TensorSpec holds a ContinuousBox): ``spec.space.minimum`` reaches
+  ContinuousBox's removed ``minimum`` without knowing what ``spec`` is.
+A removed property whose replacement (named by its warning) is a property of the newest class is a
+safe rename.
 """
 
 from __future__ import annotations
@@ -328,7 +333,7 @@ def amend(package: str, releases: list[Release], entries: list[dict]) -> list[di
                                 "deprecated_in": None, "announced_removal": None, **raising[name]})
     if package == "torchrl":
         amended += raising_interactions(releases)
-    return amended + list(keywords.values())
+    return renamed_properties(releases, amended) + list(keywords.values())
 
 
 def _checked_replacement(entry: dict, offered: set[str]) -> dict:
@@ -339,3 +344,58 @@ def _checked_replacement(entry: dict, offered: set[str]) -> dict:
             or replacement.rpartition(".")[2] in offered:
         return entry
     return {**entry, "replacement": None, "how": "none", "fix": "none"}
+
+
+def _bases(classes: dict[str, tuple[str, ast.ClassDef]], name: str) -> list[str]:
+    """``name`` and its base classes found in the release, nearest first."""
+    found, todo = [], [name]
+    while todo and len(found) < 20:
+        current = todo.pop(0)
+        if current in found or current not in classes:
+            continue
+        found.append(current)
+        todo += [b.id if isinstance(b, ast.Name) else b.attr for b in classes[current][1].bases
+                 if isinstance(b, (ast.Name, ast.Attribute))]
+    return found
+
+
+def holders(releases: list[Release], owners: set[str]) -> dict[str, list[str]]:
+    """Class in ``owners`` -> attribute names the newest release's classes hold one in: a class-level
+    annotation naming it or a base (``space: None | Box``), or ``self.<attr> = Class(...)``."""
+    classes = _classes(releases[-1])
+    by_type: dict[str, set[str]] = {}
+    for _, node in classes.values():
+        for item in ast.walk(node):
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                for named in ast.walk(item.annotation):
+                    if isinstance(named, ast.Name):
+                        by_type.setdefault(named.id, set()).add(item.target.id)
+            elif isinstance(item, ast.Assign) and len(item.targets) == 1 and _self_attribute(item.targets[0]) \
+                    and isinstance(item.value, ast.Call) and isinstance(item.value.func, ast.Name):
+                by_type.setdefault(item.value.func.id, set()).add(_self_attribute(item.targets[0]) or "")
+    found = {}
+    for owner in sorted(owners):
+        attributes = sorted({a for base in _bases(classes, owner) for a in by_type.get(base, ()) if not a.startswith("_")})
+        if attributes:
+            found[owner] = attributes
+    return found
+
+
+def _property_names(node: ast.ClassDef) -> set[str]:
+    return {s.name for s in node.body if isinstance(s, ast.FunctionDef)
+            and any(isinstance(d, ast.Name) and d.id == "property" for d in s.decorator_list)}
+
+
+def renamed_properties(releases: list[Release], entries: list[dict]) -> list[dict]:
+    """Removed properties whose replacement is a property of the newest class: a safe rename."""
+    tables = [_classes(r) for r in releases]
+    amended = []
+    for entry in entries:
+        owner, _, member = entry["name"].rpartition(".")
+        replacement = entry["replacement"]
+        if entry["kind"] == "method" and replacement and owner in tables[-1] \
+                and replacement in _property_names(tables[-1][owner][1]) \
+                and any(owner in t and member in _property_names(t[owner][1]) for t in tables):
+            entry = {**entry, "fix": "safe"}
+        amended.append(entry)
+    return amended

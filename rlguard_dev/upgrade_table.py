@@ -53,7 +53,7 @@ _DEPRECATED = re.compile(r"deprecat", re.IGNORECASE)
 _REMOVED_IN = re.compile(r"removed\s+(?:in|from|by)\s+(?:torchrl\s+|tensordict\s+)?v?(\d+\.\d+)", re.IGNORECASE)
 _USE = re.compile(
     r"(?:please\s+use|use|replaced\s+by|in\s+favou?r\s+of|renamed\s+to|deprecated\s+version\s+of)\s+"
-    r"(?::(?:class|func|meth):)?[`'\"]*~?([A-Za-z_][\w.]*)(\(\))?", re.IGNORECASE)
+    r"(?::(?:class|func|meth):)?[`'\"]*~?(?:\{\}\.)?([A-Za-z_][\w.]*)(\(\))?", re.IGNORECASE)  # ``{type(self)}.low``
 _NOT_NAMES = frozenset({"the", "a", "an", "it", "this", "that", "instead", "torchrl", "tensordict", "of", "to",
                         "with", "set_keys", "self", "in"})
 
@@ -545,17 +545,20 @@ def build(cache: str, releases: dict[str, tuple[str, ...]] = RELEASES) -> dict:
 
     entries: list[dict] = []
     forwards: list[dict] = []
+    held: dict[str, list[str]] = {}
     for package, versions in releases.items():
         read = [read_release(wheel_path(cache, package, v) or "", package, v) for v in versions]
         entries += upgrade_changes.amend(package, read, removed_names(package, read) + removed_members(package, read)
                                          + deprecated_names(package, read))
         forwards += upgrade_changes.forwarded_keywords(read)
+        held.update(upgrade_changes.holders(read, {e["name"].split(".")[0] for e in entries if e["kind"] == "method"}))
     # tensordict's versions are keyed to the torchrl release that requires them (same minor).
     entries.sort(key=lambda e: (e["package"], e["kind"], e["module"], e["name"]))
     return {
         "generated_from": {p: list(v) for p, v in releases.items()},
         "entries": entries,
         "forwards": sorted(forwards, key=lambda f: (f["class"], f["class_argument"])),
+        "holders": held,
     }
 
 

@@ -426,3 +426,7 @@ REMOVED_API = _load_removed_api()
 # (``distribution_kwargs`` into ``distribution_class``): (class argument, kwargs argument) pairs.
 FORWARDED_KEYWORDS: frozenset[tuple[str, str]] = frozenset(
     (f["class_argument"], f["kwargs_argument"]) for f in removed_api_table().get("forwards", ()))
+# Attributes through which the library's classes hold an instance of a class with removed members
+# (``space`` holds a ContinuousBox): class -> attribute names.
+MEMBER_HOLDERS: dict[str, tuple[str, ...]] = {
+    owner: tuple(attributes) for owner, attributes in removed_api_table().get("holders", {}).items()}

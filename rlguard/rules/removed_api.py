@@ -18,7 +18,7 @@ from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
 from rlguard.engine.types import ForwardReference, forward_references, loaded_names
 from rlguard.rules.base import Option, Rule
-from rlguard.rules.data import FORWARDED_KEYWORDS, REMOVED_API, ApiChange
+from rlguard.rules.data import FORWARDED_KEYWORDS, MEMBER_HOLDERS, REMOVED_API, ApiChange
 from rlguard.rules.removed_api_calls import dict_key_rename, keyword_rename, last_module, string_keys, wrapper_rewrite
 
 # The class a wrapper's rewrite puts the policy and the module in.
@@ -300,11 +300,24 @@ class RemovedApiRule(Rule):
     def _check_member(self, node: cst.Attribute) -> None:
         for change in self._members:
             owner, _, method = change.name.rpartition(".")
-            if change.kind == "method" and node.attr.value == method and self._state(change):
-                built = self.ctx.built(node.value)
-                if built is not None and built.callee.rpartition(".")[2] == owner \
-                        and built.callee.startswith(change.module.split(".")[0] + "."):
-                    self._flag(node, self._member_message(change, f"`.{method}`"))
+            if change.kind == "method" and node.attr.value == method and self._state(change) \
+                    and (self._built_by(node.value, change, owner) or self._held(node.value, change, owner)):
+                fix = Fix("safe", f"Rename `.{method}` to `.{change.replacement}`",
+                          (Edit(node.attr, cst.Name(change.replacement or "")),)) \
+                    if change.fix == "safe" and change.replacement else None
+                self._flag(node, self._member_message(change, f"`.{method}`"), fix=fix)
+
+    def _built_by(self, receiver: cst.BaseExpression, change: ApiChange, owner: str) -> bool:
+        built = self.ctx.built(receiver)
+        return built is not None and built.callee.rpartition(".")[2] == owner \
+            and built.callee.startswith(change.module.split(".")[0] + ".")
+
+    def _held(self, receiver: cst.BaseExpression, change: ApiChange, owner: str) -> bool:
+        """``spec.space``: an attribute through which the library's classes hold an ``owner``, in a file
+        that imports from the change's package."""
+        package = change.module.split(".")[0]
+        return isinstance(receiver, cst.Attribute) and receiver.attr.value in MEMBER_HOLDERS.get(owner, ()) \
+            and any(q.split(".")[0] == package for q in self.ctx.imports.names.values())
 
     def _member_message(self, change: ApiChange, what: str) -> tuple[str, str]:
         package = change.module.split(".")[0]

@@ -82,6 +82,12 @@ from torchrl.data import Bounded
 spec = Bounded(minimum=-1.0, maximum=1.0, shape=(2,))
 assert spec.rand().abs().max() <= 1.0
 """,
+    # A removed property reached through the attribute that holds its class (TensorSpec.space).
+    "space-minimum": """
+from torchrl.data import Bounded
+spec = Bounded(low=-1.0, high=1.0, shape=(2,))
+assert (spec.space.minimum == -1).all() and (spec.space.maximum == 1).all()
+""",
     "exploration-mode": ACTOR_CRITIC + """
 from torchrl.envs.utils import ExplorationType, set_exploration_type
 actor = ProbabilisticActor(module, in_keys=["loc", "scale"], spec=env.action_spec, distribution_class=TanhNormal)
@@ -177,6 +183,7 @@ def test_the_rewrites_read_as_upstream_says(fixed):
             "sigma_end=0.1, annealing_num_steps=10))") in fixed["additive-gaussian-wrapper"]
     assert "exploration[-1].step(3)" in fixed["additive-gaussian-wrapper"]
     assert "ExplorationType.DETERMINISTIC" in fixed["exploration-mode"]
+    assert "(spec.space.low == -1).all() and (spec.space.high == 1).all()" in fixed["space-minimum"]
 
 
 def test_safe_fixes_apply_without_the_flag_and_unsafe_ones_do_not():
@@ -193,6 +200,7 @@ from torch.distributions import Uniform
 actor = ProbabilisticActor(module, in_keys=["loc", "scale"], distribution_class=Uniform,
                            distribution_kwargs={"min": 0.0})
 """,
+    "space-without-torchrl": "box = make_box()\nlow = box.space.minimum\n",
     "dict-elsewhere": """
 from torchrl.modules import TanhNormal
 options = {"min": -1.0, "max": 1.0}

@@ -36,6 +36,11 @@ V1 = {
         "        self.distribution_class, self.distribution_kwargs = distribution_class, distribution_kwargs\n"
         "    def get_dist(self):\n        return self.distribution_class(**as_dict(self.distribution_kwargs))\n"
         "class Enum:\n    MODE = 'mode'\n"
+        "class Box:\n    @property\n    def low(self):\n        return 1\n"
+        "    @property\n    def minimum(self):\n"
+        "        warnings.warn(f'{type(self)}.minimum is deprecated in favour of {type(self)}.low')\n"
+        "        return 1\n"
+        "class Spec:\n    space: None | Box\n    def __init__(self):\n        self.box = Box()\n"
     ),
 }
 V2 = {
@@ -49,6 +54,10 @@ V2 = {
     "wrap.py": V1["wrap.py"].replace("        self.policy = policy\n", "        raise RuntimeError('Please use pkg.Module instead.')\n")
     .replace("        return 0\n", "        raise RuntimeError('No mode. Use ExplorationType.DETERMINISTIC instead.')\n"),
 }
+V2["wrap.py"] = V2["wrap.py"].replace(
+    "    @property\n    def minimum(self):\n"
+    "        warnings.warn(f'{type(self)}.minimum is deprecated in favour of {type(self)}.low')\n"
+    "        return 1\n", "")
 V3 = {
     **V2,
     "losses.py": V2["losses.py"].replace(
@@ -92,6 +101,11 @@ def test_constructor_that_only_raises_and_attribute_that_only_raises(tmp_path):
         ("0.2", "pkg.Module", "raises", "unsafe", "policy-then-module")
     assert wrapper["new_parameters"] == ["spec", "sigma", "device"]
     assert not any(e["name"] == "Module" for e in table["entries"])  # the replacement is fine
+    # A removed property whose warning names a property of the newest class: a safe rename, and the
+    # attributes the library holds that class in (a class-level annotation, a constructor assignment).
+    box = found[("method", "pkg.wrap", "Box.minimum")]
+    assert (box["removed_in"], box["replacement"], box["fix"]) == ("0.2", "low", "safe")
+    assert table["holders"] == {"Box": ["box", "space"]}
     assert table["forwards"] == [{"class": "Prob", "class_argument": "distribution_class",
                                   "kwargs_argument": "distribution_kwargs"}]
 
