@@ -348,7 +348,8 @@ def _checked_replacement(entry: dict, offered: set[str]) -> dict:
 
 def _bases(classes: dict[str, tuple[str, ast.ClassDef]], name: str) -> list[str]:
     """``name`` and its base classes found in the release, nearest first."""
-    found, todo = [], [name]
+    found: list[str] = []
+    todo = [name]
     while todo and len(found) < 20:
         current = todo.pop(0)
         if current in found or current not in classes:
