@@ -169,3 +169,10 @@ def test_fix_diff_of_a_project_applies_with_git_apply(tmp_path):
     assert "Composite(obs=Unbounded(shape=(3,)))" in (project / "pkg" / "specs.py").read_text()
     assert _rlguard("check", "--target-torchrl", "0.14", "--no-cache", "--select", "RLG006,RLG007", ".",
                     cwd=project).returncode == 0
+
+
+def test_log_reward_says_what_the_logged_value_becomes():
+    (finding,) = findings("from torchrl.trainers import LogReward\n")
+    message = finding.full_message
+    assert "LogScalar" in message and '"r_training"' in message and "('next', 'reward')" in message \
+        and "std" in message
