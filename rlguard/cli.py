@@ -59,7 +59,11 @@ def _lint_options(sub: argparse.ArgumentParser) -> None:
                      help="with `-`: the file the text on stdin is (for its configuration and in reports)")
     sub.add_argument("--force-exclude", action="store_true",
                      help="apply `exclude` also to files named explicitly (as pre-commit names them)")
+    sub.add_argument("--config", metavar="PATH",
+                     help="read [tool.rlguard] from this TOML file for every file, instead of each file's nearest pyproject.toml")
     sub.add_argument("--select", type=_codes, help="only these rule codes (comma-separated; prefixes allowed)")
+    sub.add_argument("--extend-select", type=_codes, default=[], metavar="CODES",
+                     help="rule codes to add to the selection (from --select or the configuration)")
     sub.add_argument("--ignore", type=_codes, default=[], help="skip these rule codes")
     sub.add_argument("--target-torchrl", metavar="VERSION", help="judge against this torchrl version")
     sub.add_argument("--jobs", "-j", type=int, help="worker processes (default: all cores; 1 runs in-process)")
@@ -69,7 +73,10 @@ def _lint_options(sub: argparse.ArgumentParser) -> None:
                      help="colour the text output (auto: on a terminal, unless NO_COLOR is set)")
     sub.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     sub.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    sub.add_argument("--show-unused-noqa", action="store_true",
+                     help="also report suppressions that silence nothing (RLG100); with fix, take their unused codes out")
     sub.add_argument("--diff", action="store_true", help="print the fixes as a diff and write nothing")
+    sub.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (for fix: that remain)")
 
 
 def _check_options(check: argparse.ArgumentParser) -> None:
@@ -78,11 +85,13 @@ def _check_options(check: argparse.ArgumentParser) -> None:
                        choices=["text", "concise", "full", "json", "github", "sarif"],
                        help="text: message and remedy on two lines; concise: one line; full: one long line")
     check.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--statistics", action="store_true",
                        help="print only a table of counts per rule (to stderr beside json, github and sarif)")
-    check.add_argument("--show-unused-noqa", action="store_true", help="also report suppressions that silence nothing")
     check.add_argument("--fix", action="store_true", help="apply safe fixes (like `rlguard fix`)")
+    check.add_argument("--watch", action="store_true",
+                       help="check again whenever a file or configuration changes, until Ctrl-C (needs watchdog: the `watch` extra)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` to each line with a finding (merged into a noqa already there), and write the files")
 
 
 def _doctor_options(doctor: argparse.ArgumentParser) -> None:

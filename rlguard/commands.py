@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from rlguard.config import Config, ConfigError, config_for, load_config, project_root, validate_codes, validate_version
+from rlguard.config import (Config, ConfigError, config_file, config_for, load_config, project_root, validate_codes,
+                            validate_version)
 from rlguard.engine.discovery import DiscoveryError, discover, is_notebook
 from rlguard.engine.findings import Finding, Report
 from rlguard.engine.runner import Project, RunOptions, check, display_path
@@ -45,14 +46,42 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def run_lint(args: argparse.Namespace) -> int:
+    if getattr(args, "watch", False):
+        return _watch(args)
+    return _lint_once(args)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from rlguard.watch import WatchUnavailable, watch
+
+    if "-" in args.paths or args.add_noqa or args.output_file:
+        print("error: --watch checks files as they change: it takes neither `-`, --add-noqa nor --output-file",
+              file=sys.stderr)
+        return EXIT_USAGE
+    missing = [path for path in args.paths if not os.path.exists(path)]
+    if missing:
+        print(f"error: {missing[0]}: no such file or directory", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        select = validate_codes(args.select, "--select") if args.select else None
+        return watch(args.paths, functools.partial(_lint_once, args))
+    except WatchUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _lint_once(args: argparse.Namespace) -> int:
+    try:
+        select = validate_codes(args.select, "--select") if args.select is not None else None
+        extend_select = validate_codes(args.extend_select, "--extend-select")
         ignore = validate_codes(args.ignore, "--ignore")
         flag = validate_version(args.target_torchrl, "--target-torchrl")
         stdin = _stdin(args)
         groups = _groups(args, stdin)
     except (ConfigError, DiscoveryError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "add_noqa", False) and (stdin or args.fix or args.diff):
+        print("error: --add-noqa writes the files it checks: it takes neither `-`, --fix nor --diff", file=sys.stderr)
         return EXIT_USAGE
     if args.jobs is not None and args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
@@ -61,16 +90,15 @@ def run_lint(args: argparse.Namespace) -> int:
     for config, files in groups:
         target = resolve_target(flag, config.target_torchrl, config.root)
         cache_dir = args.cache_dir or os.path.join(project_root(config.root) or config.root, ".rlguard_cache")
-        options = RunOptions(select=select, ignore=ignore, jobs=args.jobs, cache_dir=cache_dir,
+        options = RunOptions(select=select, extend_select=extend_select, ignore=ignore, jobs=args.jobs, cache_dir=cache_dir,
                              use_cache=not args.no_cache, sources=dict([stdin]) if stdin else None)
         try:
-            runs.append(check(files, config, options, target, show_unused=getattr(args, "show_unused_noqa", False)))
+            runs.append(check(files, config, options, target, show_unused=args.show_unused_noqa))
         except DiscoveryError as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_USAGE
-    for _, project in runs:
-        for path, reason in project.skipped:
-            print(f"{path}: skipped: {reason}", file=sys.stderr)
+    if getattr(args, "add_noqa", False):
+        return _add_noqa(runs)
     if stdin and (args.command == "fix" or getattr(args, "fix", False)):
         return _fix_stdin(args, stdin, runs)
     if args.command == "fix" or getattr(args, "fix", False) or args.diff:
@@ -100,8 +128,10 @@ def _groups(args: argparse.Namespace, stdin: tuple[str, bytes] | None) -> list[t
 
     A file found in a folder is left out when its own configuration excludes it; a file named
     explicitly only with ``--force-exclude`` (as pre-commit names every file)."""
+    chosen = config_file(args.config) if args.config else None  # --config: one configuration for every file
+    configure = (lambda _: chosen) if chosen is not None else config_for
     for path in [stdin[0]] if stdin else args.paths or ["."]:
-        config_for(path)  # a broken configuration is an error even where no file is found
+        configure(path)  # a broken configuration is an error even where no file is found
     if stdin is not None:
         found, explicit = [stdin[0]], {stdin[0]}
     else:
@@ -109,7 +139,7 @@ def _groups(args: argparse.Namespace, stdin: tuple[str, bytes] | None) -> list[t
         explicit = {display_path(p) for p in args.paths if not os.path.isdir(p)}
     groups: dict[str | None, tuple[Config, list[str]]] = {}
     for path in sorted({display_path(p) for p in found}):
-        config = config_for(path)
+        config = configure(path)
         if (args.force_exclude or path not in explicit) and config.excludes(path):
             continue
         groups.setdefault(config.path, (config, []))[1].append(path)
@@ -123,6 +153,7 @@ def _merged(runs: list[tuple[Report, Project]]) -> Report:
         merged.unused_suppressions.extend(report.unused_suppressions)
         merged.files_checked += report.files_checked
         merged.files_parsed += report.files_parsed
+        merged.notes.extend(report.notes)
     merged.findings.sort(key=Finding.sort_key)
     merged.unused_suppressions.sort(key=Finding.sort_key)
     return merged
@@ -138,7 +169,7 @@ def _report(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int
             out.write(text.render(report, fmt, color, quiet=args.quiet))
         elif fmt == "sarif":
             from rlguard.report import sarif
-            from rlguard.report.sarif_fixes import fix_edits
+            from rlguard.fix.edits import fix_edits
 
             # SARIF carries each fix's edits, which takes the parsed project, not only the findings.
             edits = {finding: e for r, project in runs for finding, e in fix_edits(r, project).items()}
@@ -181,14 +212,15 @@ def _fix_stdin(args: argparse.Namespace, stdin: tuple[str, bytes], runs: list[tu
         sys.stdout.buffer.write(data)
         return EXIT_CLEAN
     _, project = runs[0]
-    outcome = fix_bytes(path, data, FixRequest(project.settings, project.index, args.unsafe_fixes, project.config))
+    outcome = fix_bytes(path, data, FixRequest(project.settings, project.index, args.unsafe_fixes, project.config,
+                                               args.show_unused_noqa))
     sys.stdout.buffer.write(outcome.fixed or data)
     sys.stdout.flush()
     if outcome.error:
         print(f"{path}: not fixed: {outcome.error}", file=sys.stderr)
     for finding, reason in outcome.remaining:
         print(f"{text.line(finding)}  ({reason})", file=sys.stderr)
-    return EXIT_FINDINGS if outcome.remaining else EXIT_CLEAN
+    return EXIT_FINDINGS if outcome.remaining and not args.exit_zero else EXIT_CLEAN
 
 
 def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
@@ -197,8 +229,9 @@ def _fix(args: argparse.Namespace, runs: list[tuple[Report, Project]]) -> int:
     remaining: list[tuple[Finding, str]] = []
     for report, project in runs:
         changed += _fix_run(args, report, project, applied, remaining)
-    if not args.quiet:
-        _fix_summary(args, applied, changed, remaining)
+    _fix_summary(args, applied, changed, remaining)
+    if args.exit_zero:
+        return EXIT_CLEAN
     if args.diff:
         return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
@@ -211,15 +244,17 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
     from rlguard.fix.run import FileFix, FixRequest, fix_file
     from rlguard.fix.write import WriteError, write_if_unchanged
 
-    fixable = sorted({f.path for f in report.findings if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
+    # Unused suppressions are reported, and so fixed, only with --show-unused-noqa.
+    fixable = sorted({f.path for f in [*report.findings, *report.unused_suppressions]
+                      if f.fix and (f.fix.applicability == "safe" or args.unsafe_fixes)})
     for path in [p for p in fixable if is_notebook(p)]:
         print(f"{path}: not fixed: rlguard does not rewrite notebooks; apply the fixes in the notebook", file=sys.stderr)
     fixable = [p for p in fixable if not is_notebook(p)]
-    request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config)
+    request = FixRequest(project.settings, project.index, args.unsafe_fixes, project.config, args.show_unused_noqa)
     outcomes = run_all(functools.partial(fix_file, request=request), fixable, args.jobs or default_jobs(),
                        lambda path, reason: FileFix(path, error=reason))
     by_path = {o.path: o for o in outcomes}
-    remaining.extend((f, _unfixed_reason(f)) for f in report.findings if f.path not in by_path)
+    remaining.extend((f, _unfixed_reason(f)) for f in [*report.findings, *report.unused_suppressions] if f.path not in by_path)
     changed = 0
     for outcome in outcomes:
         remaining.extend(outcome.remaining)
@@ -239,6 +274,46 @@ def _fix_run(args: argparse.Namespace, report: Report, project: Project, applied
         changed += 1
         applied.update(outcome.applied)
     return changed
+
+
+# Findings a ``noqa`` cannot silence: the file does not parse, was not checked, or names an unknown code.
+_NOT_SUPPRESSIBLE = ("RLG000", "RLG100", "RLG998")
+
+
+def _add_noqa(runs: list[tuple[Report, Project]]) -> int:
+    """``check --add-noqa``: each finding's line gets ``# noqa: CODE`` (as ruff's ``--add-noqa``), so a
+    project can adopt rlguard and silence what it already has. Notebooks are not rewritten. Exit 0."""
+    from rlguard.engine.parse import ParseError, decode, parse
+    from rlguard.fix.noqa import add_noqa
+    from rlguard.fix.write import WriteError, write_if_unchanged
+
+    added = 0
+    for report, project in runs:
+        by_path: dict[str, dict[int, set[str]]] = {}
+        for finding in report.findings:
+            if finding.code not in _NOT_SUPPRESSIBLE and not is_notebook(finding.path):
+                by_path.setdefault(finding.path, {}).setdefault(finding.line, set()).add(finding.code)
+        for path, codes in sorted(by_path.items()):
+            data = project.contents.get(path)
+            if data is None:
+                continue
+            source = decode(data)
+            if isinstance(source, ParseError):
+                continue
+            text, changed, skipped = add_noqa(source.text, codes)
+            for line in skipped:
+                print(f"{path}:{line}: no noqa added: the line ends inside a string", file=sys.stderr)
+            new = text.encode(source.encoding)
+            if not changed or isinstance(parse(source._replace(text=text)), ParseError):
+                continue
+            try:
+                write_if_unchanged(path, data, new)
+            except WriteError as error:
+                print(f"{path}: no noqa added: {error}", file=sys.stderr)
+                continue
+            added += changed
+    print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
+    return EXIT_CLEAN
 
 
 def _unfixed_reason(finding: Finding) -> str:
@@ -262,7 +337,14 @@ def _diff(outcome: FileFix) -> str:
 
 
 def _fix_summary(args: argparse.Namespace, applied: Counter, changed: int, remaining: list) -> None:
+    """What was fixed, then what remains. ``--quiet`` keeps only the remaining findings, one a line,
+    as ``ruff check --fix --quiet`` prints its remaining diagnostics: exit 1 then always says why."""
     out = sys.stderr if args.diff else sys.stdout
+    ordered = sorted(remaining, key=lambda fr: fr[0].sort_key())
+    if args.quiet:
+        for finding, reason in ordered:
+            print(f"{text.line(finding)}  ({reason})", file=out)
+        return
     verb = "Would fix" if args.diff else "Fixed"
     total = sum(applied.values())
     per_rule = ", ".join(f"{code}: {n}" for code, n in sorted(applied.items()))
@@ -270,5 +352,5 @@ def _fix_summary(args: argparse.Namespace, applied: Counter, changed: int, remai
           + (f" ({per_rule})." if per_rule else "."), file=out)
     if remaining:
         print(f"{len(remaining)} remaining:", file=out)
-        for finding, reason in sorted(remaining, key=lambda fr: fr[0].sort_key()):
+        for finding, reason in ordered:
             print(f"  {text.line(finding)}  ({reason})", file=out)

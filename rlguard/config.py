@@ -18,10 +18,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from rlguard.engine.rule_info import RuleInfo
+from rlguard.engine.suggest import closest
 from rlguard.rules import CATALOG, ENGINE_CODES
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}([abc]|rc|\.dev|\.post)?\d*$")
-_TOP_KEYS = ("select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout", "max-file-size")
+_SPECIFIER_OPERATOR = re.compile(r"^(===|==|~=|>=|<=|!=|>|<)\s*")
+_TOP_KEYS = ("extend", "select", "extend-select", "ignore", "exclude", "per-file-ignores", "target-torchrl", "rules", "timeout",
+             "max-file-size", "include-vendored")
 
 
 class ConfigError(Exception):
@@ -32,13 +36,18 @@ class Config(NamedTuple):
     path: str | None = None  # the pyproject.toml read, if any
     root: str = "."  # its directory: where relative excludes and the cache live
     select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()  # added to ``select`` (or to all rules); a --select replaces both
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     target_torchrl: str | None = None
     rule_options: Mapping[str, Mapping[str, Any]] = {}  # shared by every default Config: read only
-    timeout: float = 10.0  # seconds per file
+    timeout: float = 120.0  # CPU seconds per file
     max_file_size: int = 10_000_000  # bytes
+    # The rules the engine chooses from (select, ignore, target), by code: the engine is handed them
+    # here and keeps no registry of its own. Shared by every default Config: read only.
+    rules: Mapping[str, RuleInfo] = CATALOG
+    include_vendored: bool = False  # check vendored torchrl/tensordict trees (at their own version)
 
     def excludes(self, path: str) -> bool:
         """Whether ``exclude`` matches this file (its path relative to the root, any folder on it, or its name)."""
@@ -127,26 +136,83 @@ def load_config(start: str = ".") -> Config:
     return parse_config(section, path)
 
 
-def parse_config(section: Any, path: str) -> Config:
+def parse_config(section: Any, path: str, extended_by: tuple[str, ...] = ()) -> Config:
+    """The validated settings of one ``[tool.rlguard]`` table, read from ``path``; with ``extend``,
+    laid over the settings of the file it names."""
     where = f"{path}: [tool.rlguard]"
     if not isinstance(section, dict):
         raise ConfigError(f"{where} must be a table")
     for key in section:
         if key not in _TOP_KEYS:
             raise ConfigError(f"{where}: unknown key {key!r}{_did_you_mean(key, _TOP_KEYS)}")
+    if "extend" in section:
+        section = _extended(section, path, extended_by)
     select = section.get("select")
     return Config(
         path=path,
         root=os.path.dirname(os.path.abspath(path)),
         select=tuple(_codes(select, f"{where} select")) if select is not None else None,
+        extend_select=tuple(_codes(section.get("extend-select", []), f"{where} extend-select")),
         ignore=tuple(_codes(section.get("ignore", []), f"{where} ignore")),
         exclude=tuple(_strings(section.get("exclude", []), f"{where} exclude")),
         per_file_ignores=_per_file_ignores(section.get("per-file-ignores", {}), where),
         target_torchrl=_version(section.get("target-torchrl"), f"{where} target-torchrl"),
         rule_options=_rule_options(section.get("rules", {}), where),
-        timeout=_positive(section.get("timeout", 10.0), f"{where} timeout"),
+        timeout=_positive(section.get("timeout", 120.0), f"{where} timeout"),
         max_file_size=int(_positive(section.get("max-file-size", 10_000_000), f"{where} max-file-size")),
+        include_vendored=_bool(section.get("include-vendored", False), f"{where} include-vendored"),
     )
+
+
+def _extended(section: dict[str, Any], path: str, extended_by: tuple[str, ...]) -> dict[str, Any]:
+    """``section`` laid over the ``[tool.rlguard]`` of the file its ``extend`` names (as ruff's
+    ``extend``): a key set here replaces the base's, ``extend-select`` adds to the base's, and
+    ``rules`` are merged rule by rule. The path is relative to the folder of ``path``; ``~`` and
+    environment variables are expanded. The base is validated as its own file, so an error names it."""
+    where = f"{path}: [tool.rlguard] extend"
+    value = section["extend"]
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where} must be the path of a pyproject.toml, got {value!r}")
+    base_path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expandvars(os.path.expanduser(value))))
+    chain = (*extended_by, os.path.abspath(path))
+    if base_path in chain:
+        raise ConfigError(f"{where}: {value!r} extends itself (through {' -> '.join(chain)})")
+    if not os.path.isfile(base_path):
+        raise ConfigError(f"{where}: {base_path}: no such file")
+    base = _read_toml(base_path).get("tool", {}).get("rlguard")
+    if base is None:
+        raise ConfigError(f"{where}: {base_path} has no [tool.rlguard] table")
+    parse_config(base, base_path, chain)  # its own mistakes are reported against it
+    if isinstance(base, dict) and "extend" in base:
+        base = _extended(base, base_path, chain)
+    merged = {**base, **section}
+    merged.pop("extend")
+    merged["extend-select"] = [*_listed(base.get("extend-select")), *_listed(section.get("extend-select"))]
+    own_rules = section.get("rules", {})
+    if isinstance(own_rules, dict):  # otherwise left as it is, for its error
+        rules = dict(base.get("rules", {}))
+        for code, table in own_rules.items():
+            rules[code] = {**rules[code], **table} if isinstance(table, dict) and isinstance(rules.get(code), dict) else table
+        merged["rules"] = rules
+    return merged
+
+
+def _listed(codes: Any) -> list[str]:
+    """``extend-select`` as a list (one comma-separated string is allowed, as for every code list)."""
+    if codes is None:
+        return []
+    return codes.split(",") if isinstance(codes, str) else list(codes)
+
+
+def config_file(path: str) -> Config:
+    """The configuration ``--config PATH`` names, for every file of the run: the ``[tool.rlguard]``
+    table of that TOML file (the defaults if it has none), rooted at its folder."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"--config: {path}: no such file")
+    section = _read_toml(path).get("tool", {}).get("rlguard")
+    if section is None:
+        return Config(path=os.path.abspath(path), root=os.path.dirname(os.path.abspath(path)))
+    return parse_config(section, os.path.abspath(path))
 
 
 def validate_codes(codes: Any, where: str) -> list[str]:
@@ -159,10 +225,8 @@ def validate_version(value: str | None, where: str) -> str | None:
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
-    import difflib  # here: only a mistake needs it
-
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -177,16 +241,27 @@ def _codes(value: Any, where: str) -> list[str]:
     for code in codes:
         if code == "ALL" or code in known or any(k.startswith(code) for k in known) and code.startswith("RLG"):
             continue
-        raise ConfigError(f"{where}: unknown rule code {code!r}{_did_you_mean(code, sorted(known))}")
+        # Compared without separators (`RLG_001`, `rlg-001`); ``ALL`` is a choice too.
+        raise ConfigError(f"{where}: unknown rule code {code!r}{_did_you_mean(re.sub(r'[^A-Z0-9]', '', code), ['ALL', *sorted(known)])}")
     return codes
 
 
 def _version(value: Any, where: str) -> str | None:
+    """A version (``0.14``), or a range as a pin writes it (``>=0.11,<0.15``): each clause's version checked."""
     if value is None:
         return None
-    if not isinstance(value, str) or not _VERSION.match(value.strip()):
-        raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1'")
+    clauses = [c.strip() for c in value.split(",")] if isinstance(value, str) else []
+    versions = [_SPECIFIER_OPERATOR.sub("", c, count=1).removesuffix(".*") for c in clauses]
+    if not clauses or not all(_VERSION.match(v) for v in versions) \
+            or (len(clauses) > 1 and not all(_SPECIFIER_OPERATOR.match(c) for c in clauses)):
+        raise ConfigError(f"{where}: {value!r} is not a version like '0.14' or '0.14.1', or a range like '>=0.11,<0.15'")
     return value.strip()
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    return value
 
 
 def _positive(value: Any, where: str) -> float:

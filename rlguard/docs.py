@@ -27,7 +27,22 @@ ENGINE_DOCS: dict[str, tuple[str, str]] = {
         "A suppression comment that silences nothing",
         "Reported only with `rlguard check --show-unused-noqa`. A `# noqa` (bare or with codes) or a "
         "`# rlguard: ignore[...]` comment whose codes matched no finding on the lines it covers. "
-        "Stale suppressions hide the next real finding on that line: remove them.",
+        "Stale suppressions hide the next real finding on that line: remove them. A suppression naming a code "
+        "that does not exist is reported too, always.\n\n"
+        "**Fix (safe).** `rlguard fix --show-unused-noqa` takes the unused rlguard codes out of each comment, "
+        "and the comment out when no code is left (a line left empty goes too); other tools' codes (`F401`) "
+        "stay. A bare `# noqa` is left for you to remove: other linters may rely on it. The result is "
+        "verified like any fix: every finding stands as before.",
+    ),
+    "RLG998": (
+        "A file rlguard could not check",
+        "The file took more than the per-file limit of CPU time (`timeout`, default 120 s), is larger than "
+        "`max-file-size`, cannot be read, is not a regular file, or its worker process died. The limit counts "
+        "CPU time, not wall time, so the same files are checked however loaded the machine is. The finding "
+        "sits on line 1 and names the reason; the rest of the run goes on, and the run exits 1: a clean "
+        "report means every file was checked.\n\n"
+        "Raise `timeout` or `max-file-size`, or exclude the file (`exclude` in `[tool.rlguard]`) if it is "
+        "generated or not meant to be checked; `per-file-ignores` can silence this code for it.",
     ),
     "RLG999": (
         "rlguard failed on this file",

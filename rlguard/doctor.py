@@ -18,6 +18,7 @@ from importlib import metadata
 
 from rlguard.config import Config
 from rlguard.engine.target import Target, parse_version, satisfies
+from rlguard.runtime.errors import INSTALL_RUNTIME
 
 PACKAGES = ("torch", "tensordict", "torchrl")
 PROBE_SECONDS = 60
@@ -67,7 +68,7 @@ def version_items(versions: dict[str, str | None]) -> list[Item]:
     for package in PACKAGES:
         found = versions[package]
         items.append(Item(package, "ok", found) if found else
-                      Item(package, "warn", "not installed (a linter-only install)", "pip install 'rlguard[runtime]' for the runtime half"))
+                      Item(package, "warn", "not installed (a linter-only install)", f"{INSTALL_RUNTIME}, for the runtime half"))
     for package in PACKAGES:
         if versions[package] is None:
             continue

@@ -27,14 +27,11 @@ from pygls.uris import to_fs_path
 from rlguard import __version__
 from rlguard.config import ConfigError, clear_config_cache, config_for, project_root
 from rlguard.docs import explain, rule_url
-from rlguard.engine.analyze import analyze_bytes
 from rlguard.engine.findings import Finding
 from rlguard.engine.runner import Project, RunOptions, check
 from rlguard.engine.target import resolve_target
-from rlguard.fix.apply import apply_fixes
-from rlguard.fix.run import FixRequest, fix_bytes, standing_findings
-from rlguard.report.sarif import TextEdit
-from rlguard.report.sarif_fixes import text_edits
+from rlguard.fix.run import FixRequest, fix_bytes
+from rlguard.fix.edits import own_edits, text_edits
 
 DEBOUNCE_S = 0.15  # a burst of keystrokes is checked once
 FIX_ALL = "source.fixAll.rlguard"
@@ -93,7 +90,7 @@ def _range(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> ls
 def diagnostic(finding: Finding, lines: list[str]) -> lsp.Diagnostic:
     span = finding.span
     assert span is not None, "findings are located before they are reported"
-    message = f"{finding.message}\n{finding.remedy[:1].upper()}{finding.remedy[1:]}" if finding.remedy else finding.message
+    message = f"{finding.message}\n{finding.remedy_sentence}" if finding.remedy else finding.message
     return lsp.Diagnostic(
         range=_range(lines, (span.line, span.column), (span.end_line, span.end_column)),
         message=message,
@@ -195,7 +192,7 @@ def _fix_request(checked: Checked, unsafe: bool) -> FixRequest | None:
 def _edits(before: str, after: str) -> list[lsp.TextEdit]:
     lines = _lines(before)
     return [lsp.TextEdit(range=_range(lines, (e.line, e.column), (e.end_line, e.end_column)), new_text=e.text)
-            for e in text_edits(before, after) if isinstance(e, TextEdit)]
+            for e in text_edits(before, after)]
 
 
 def _one_fix(path: str, checked: Checked, finding: Finding) -> list[lsp.TextEdit]:
@@ -203,16 +200,11 @@ def _one_fix(path: str, checked: Checked, finding: Finding) -> list[lsp.TextEdit
     request = _fix_request(checked, unsafe=True)
     if request is None:
         return []
-    analysis = analyze_bytes(path, checked.text.encode("utf-8"), request.settings, request.index)
-    if analysis.module is None:
-        return []
-    for candidate, fix in standing_findings(analysis, request):
-        if fix is not None and (candidate.code, candidate.span) == (finding.code, finding.span):
-            try:
-                return _edits(checked.text, apply_fixes(analysis.module, [fix]).code)
-            except Exception:  # a fix libcst cannot render is offered no action
-                return []
-    return []
+    found = own_edits(path, checked.text.encode("utf-8"), request,
+                      lambda candidate: (candidate.code, candidate.span) == (finding.code, finding.span))
+    lines = _lines(checked.text)
+    return [lsp.TextEdit(range=_range(lines, (e.line, e.column), (e.end_line, e.end_column)), new_text=e.text)
+            for edits in found.values() for e in edits]
 
 
 def _fix_all(path: str, checked: Checked) -> list[lsp.TextEdit]:
@@ -223,18 +215,18 @@ def _fix_all(path: str, checked: Checked) -> list[lsp.TextEdit]:
     return _edits(checked.text, outcome.fixed.decode("utf-8")) if outcome.fixed else []
 
 
-def _suppress(checked: Checked, finding: Finding) -> lsp.TextEdit:
-    """``# noqa: RLGxxx`` at the end of the finding's line, or the code added to the noqa already there."""
-    lines = _lines(checked.text)
-    text = lines[finding.line - 1] if finding.line <= len(lines) else ""
-    marker = text.find("# noqa:")
-    if marker >= 0:
-        new = text.rstrip() + f", {finding.code}"
-    elif "# noqa" in text:
-        new = text  # a bare noqa already silences every code
-    else:
-        new = text.rstrip() + f"  # noqa: {finding.code}"
-    return lsp.TextEdit(range=_range(lines, (finding.line, 1), (finding.line, len(text) + 1)), new_text=new)
+def _suppress(checked: Checked, finding: Finding) -> list[lsp.TextEdit]:
+    """``# noqa: RLGxxx`` at the end of the finding's line, merged into a noqa already there, as
+    ``rlguard check --add-noqa`` writes it; none where the line ends inside a string."""
+    import tokenize
+
+    from rlguard.fix.noqa import add_noqa
+
+    try:
+        text, changed, _ = add_noqa(checked.text, {finding.line: {finding.code}})
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return _edits(checked.text, text) if changed else []
 
 
 def _overlaps(finding: Finding, start: lsp.Position, end: lsp.Position) -> bool:
@@ -254,9 +246,9 @@ def code_action(ls: RlguardServer, params: lsp.CodeActionParams) -> list[lsp.Cod
     for finding in [f for f in checked.findings if _overlaps(f, params.range.start, params.range.end)]:
         if finding.fix is not None and (not wanted or any(str(k).startswith("quickfix") for k in wanted)):
             actions.extend(_fix_action(uri, path, checked, finding))
-        if not wanted or lsp.CodeActionKind.QuickFix in wanted:
-            actions.append(_action(f"Suppress {finding.code} on this line", lsp.CodeActionKind.QuickFix, uri,
-                                   [_suppress(checked, finding)]))
+        suppress = _suppress(checked, finding) if not wanted or lsp.CodeActionKind.QuickFix in wanted else []
+        if suppress:
+            actions.append(_action(f"Suppress {finding.code} on this line", lsp.CodeActionKind.QuickFix, uri, suppress))
     if (not wanted or FIX_ALL in wanted or lsp.CodeActionKind.SourceFixAll in wanted) and \
             any(f.fix and f.fix.applicability == "safe" for f in checked.findings):
         edits = _fix_all(path, checked)

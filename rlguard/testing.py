@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from rlguard.config import Config
 from rlguard.engine.findings import Finding
 from rlguard.engine.runner import RunOptions, check
-from rlguard.engine.target import Target, parse_version
+from rlguard.engine.target import Target, lowest_admitted, newest_admitted, parse_version
 from rlguard.fix.run import FixRequest, fix_file
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
 
@@ -31,6 +31,10 @@ def _config(root: str, options: Mapping[str, Mapping[str, Any]] | None) -> Confi
 
 
 def _target(target: str | None) -> Target:
+    """A version judges at that version; a specifier (``>=0.11``) as a project's pin would."""
+    if target and target[0] in "<>=~!":
+        newest = newest_admitted(target) or NEWEST_KNOWN_TORCHRL
+        return Target(newest, f"pin torchrl{target}", lowest_admitted(target))
     return Target(parse_version(target) if target else NEWEST_KNOWN_TORCHRL, "flag" if target else "default")
 
 

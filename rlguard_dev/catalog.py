@@ -54,6 +54,7 @@ def entry(rule: type[Rule]) -> dict[str, Any]:
         "library_copies": rule.library_copies,
         # What reports and `rlguard explain` show, so that neither imports the rule.
         "description": " ".join(rule.why.split()), "page": rule_page(rule),
+        "sinks": {name: list(escapes) for name, escapes in sorted(rule.sinks.items())},
     }
 
 

@@ -34,7 +34,9 @@ def _example_block(example: Example, fixed: bool = False) -> str:
     lines = []
     if example.note:
         lines.append(example.note + "\n")
-    if example.target:
+    if example.target and example.target[0] in "<>=~!":
+        lines.append(f"With the pin `torchrl{example.target}` (in `pyproject.toml` or `requirements.txt`):\n")
+    elif example.target:
         lines.append(f"With `target-torchrl = \"{example.target}\"`:\n")
     if example.options:
         # The rule's own options, as the user would write them (json's literals are TOML's here).

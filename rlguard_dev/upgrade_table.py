@@ -82,7 +82,13 @@ class ModuleFacts:
     stars: list[str] = field(default_factory=list)  # modules star-imported
     explicit_all: list[str] | None = None
     module_aliases: dict[str, str] = field(default_factory=dict)  # ``sys.modules["m.old"] = new``: old -> new
-    assigned: set[str] = field(default_factory=set)  # other module-level ``name = ...``: importable too
+    # Other names the module binds: imports from other packages (tensordict.utils' ``implement_for``
+    # comes from ``pyvers`` since 0.9), ``import x``, plain assignments. ``from module import name``
+    # finds them, so a name that becomes one of them is not removed; they are never offered as public.
+    other_bound: set[str] = field(default_factory=set)
+    # ``from .llm import as_nested_tensor`` at the top level, outside any ``try``/``if``: the module
+    # fails to import when the origin lacks the name (torchrl 0.10.1's transforms.rlhf did).
+    required: list[tuple[str, str]] = field(default_factory=list)
 
 
 # ----- reading one release -----
@@ -132,6 +138,10 @@ def _read_module(source: str, module: str, is_package: bool, package: str) -> Mo
         return None
     facts = ModuleFacts(is_package)
     classes = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and (origin := _resolve(module, is_package, statement.level,
+                                                                          statement.module)).split(".")[0] == package:
+            facts.required += [(origin, alias.name) for alias in statement.names if alias.name != "*"]
     for statement in _top_statements(tree.body):
         if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             definition = Definition(statement, module)
@@ -145,6 +155,7 @@ def _read_module(source: str, module: str, is_package: bool, package: str) -> Mo
         elif isinstance(statement, ast.ImportFrom):
             origin = _resolve(module, is_package, statement.level, statement.module)
             if origin.split(".")[0] != package:
+                facts.other_bound.update(alias.asname or alias.name for alias in statement.names if alias.name != "*")
                 continue
             for alias in statement.names:
                 if alias.name == "*":
@@ -158,14 +169,36 @@ def _read_module(source: str, module: str, is_package: bool, package: str) -> Mo
                 isinstance(statement.targets[0], ast.Name):
             name = statement.targets[0].id
             if name == "__all__" and isinstance(statement.value, (ast.List, ast.Tuple)):
+                facts.other_bound.add(name)
                 facts.explicit_all = [e.value for e in statement.value.elts
                                       if isinstance(e, ast.Constant) and isinstance(e.value, str)]
             elif isinstance(statement.value, ast.Name) and statement.value.id in facts.names:
                 facts.names[name] = facts.names[statement.value.id]  # ``Old = New``: an alias
                 facts.defs[name] = Definition(statement, module, alias_of=statement.value.id)
-            else:  # ``Old = type("Old", ...)``, a constant: ``from module import Old`` still works
-                facts.assigned.add(name)
+            else:
+                facts.other_bound.add(name)
+        elif isinstance(statement, ast.Import):
+            facts.other_bound.update(alias.asname or alias.name.partition(".")[0] for alias in statement.names)
+        else:
+            facts.other_bound |= _stored_names(statement)
     return facts
+
+
+def _stored_names(statement: ast.stmt) -> set[str]:
+    """Module-level names a statement binds (``a, b = ...``, ``X: int = 0``, ``for``, ``with ... as``),
+    not those of the functions, classes, lambdas or comprehensions inside it."""
+    found: set[str] = set()
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            continue
+        if not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _module_alias(statement: ast.Assign, module: str) -> tuple[str, str] | None:
@@ -188,6 +221,7 @@ class Release:
     modules: dict[str, ModuleFacts]
     _public: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # asked once per name otherwise
     _bound: dict[str, set[str]] = field(default_factory=dict)
+    _imports: dict[str, bool] = field(default_factory=dict)
 
     def public(self, module: str) -> dict[str, tuple[str, str]]:
         """The names a public module offers: ``__all__``, else its public definitions and re-exports."""
@@ -213,12 +247,30 @@ class Release:
         return self._bound[module]
 
     def _read_bound(self, module: str) -> set[str]:
+        if not self.imports(module):
+            return set()
         facts = self.modules[module]
-        names = set(facts.names) | set(facts.explicit_all or ()) | facts.assigned
+        names = set(facts.names) | set(facts.explicit_all or ()) | facts.other_bound
         for star in facts.stars:
             if star in self.modules and star != module:
                 names |= set(self.public_shallow(star))
         return names
+
+    def imports(self, module: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether the module's unconditional imports from its own package find what they name."""
+        if module not in self._imports:
+            ok = True
+            for origin, name in self.modules[module].required:
+                if origin in seen or origin == module or origin not in self.modules or f"{origin}.{name}" in self.modules:
+                    continue  # a cycle, a compiled module, or a submodule: not judged here
+                facts = self.modules[origin]
+                provided = set(facts.names) | facts.other_bound | set(facts.explicit_all or ()) | \
+                    {n for star in facts.stars if star in self.modules for n in self.public_shallow(star)}
+                if name not in provided or not self.imports(origin, seen | {module}):
+                    ok = False
+                    break
+            self._imports[module] = ok
+        return self._imports[module]
 
     def public_shallow(self, module: str) -> dict[str, tuple[str, str]]:
         facts = self.modules[module]
@@ -381,8 +433,8 @@ def removed_names(package: str, releases: list[Release]) -> list[dict]:
     for index, release in enumerate(releases[:-1]):
         later = releases[index + 1:]
         for module in sorted(release.modules):
-            if not _is_public_module(module):
-                continue
+            if not _is_public_module(module) or not release.imports(module):
+                continue  # private, or failing to import in this release: nothing was importable from it
             for name, origin in sorted(release.public(module).items()):
                 if any(module in r.modules and name in r.bound(module) for r in later):
                     continue  # still importable (or back) later, if only as an import of that module

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
+import uuid
 
 OLD_IMPORT = "from torchrl.collectors import SyncDataCollector\n"
 
@@ -49,3 +51,15 @@ def index_of(root, files: dict[str, str]):
     for name, text in files.items():
         (root / name).write_text(textwrap.dedent(text))
     return analyzed_project(root).index, str(root / next(iter(files)))
+
+
+def run_as_module(code: str) -> dict:
+    """Run a program as a module of its own (dataclasses look their module up in ``sys.modules``);
+    its namespace afterwards."""
+    module = types.ModuleType(f"program_{uuid.uuid4().hex}")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(code, "<program>", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    return module.__dict__

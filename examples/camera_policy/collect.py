@@ -11,7 +11,8 @@ from torchrl.envs import PendulumEnv
 from camera_policy.policies import CameraPolicy
 
 env = PendulumEnv()
-policy = TensorDictModule(CameraPolicy(3, 1), in_keys=["observation"], out_keys=["action"])
+# PendulumEnv observes the angle "th" and the angular velocity "thdot".
+policy = TensorDictModule(CameraPolicy(2, 1), in_keys=["th", "thdot"], out_keys=["action"])
 collector = Collector(env, policy, frames_per_batch=64, total_frames=256, policy_device="cpu:0")
 for batch in collector:
     print(batch["next", "reward"].mean())

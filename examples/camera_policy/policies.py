@@ -13,6 +13,6 @@ class CameraPolicy(nn.Module):
         self.frame_lock = threading.Lock()  # cannot be deep-copied
         self.latest_frame = None
 
-    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+    def forward(self, angle: torch.Tensor, velocity: torch.Tensor) -> torch.Tensor:
         with self.frame_lock:
-            return self.net(observation)
+            return self.net(torch.stack([angle, velocity], dim=-1))

@@ -15,7 +15,9 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.findings import ENGINE_CODES, Finding, FixSummary, PendingFinding, Span
 
 if TYPE_CHECKING:
+    from rlguard.engine.context import FileContext
     from rlguard.engine.index import FileFacts, ProjectIndex
+    from rlguard.engine.libraries import LibraryTree
     from rlguard.engine.parse import ParseError, Source
     from rlguard.engine.prefilter import ClassCondition, TokenGroups
     from rlguard.engine.rule_api import Report, Rule
@@ -36,16 +38,33 @@ class Settings(NamedTuple):
     tokens: Mapping[str, TokenGroups]  # pre-filter groups per rule
     class_conditions: Mapping[str, ClassCondition]  # per rule: (group, class names whose subclasses meet it)
     max_file_size: int = 10_000_000
-    timeout: float = 10.0  # seconds per file; not part of the verdict, so not in the fingerprint
+    timeout: float = 120.0  # CPU seconds per file; a file over it is reported skipped, never cached
     # The selected rules, handed over by the caller (their metadata pickles to workers; a rule's
     # class is imported where a file needs it).
     rules: Mapping[str, RuleInfo] = {}  # shared by every default Settings: read only
     oldest: tuple[int, ...] | None = None  # a pin's lowest admitted torchrl, for behaviour only old releases have
+    # Vendored copies of torchrl or tensordict checked in this run (``include-vendored``): their files
+    # are judged at the copy's own version, and never rewritten.
+    libraries: tuple[LibraryTree, ...] = ()
+    # Every known rule's sinks (``Rule.sinks``), selected or not: the facts kept about them are then the
+    # same in every run. They come from the catalog, which the cache's code stamp covers.
+    sinks: Mapping[str, tuple[str, ...]] = {}
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr((self.codes, self.target, self.oldest, sorted((k, sorted(v.items())) for k, v in self.options.items()),
                                     sorted(self.tokens.items()), sorted((k, v[0], sorted(v[1])) for k, v in self.class_conditions.items()),
-                                    self.max_file_size)).encode()).hexdigest()
+                                    self.max_file_size, self.libraries)).encode()).hexdigest()
+
+    def versions_for(self, path: str) -> tuple[LibraryTree | None, tuple[int, ...], tuple[int, ...] | None]:
+        """(the vendored tree holding ``path``, if any; the torchrl it is judged at; the oldest one)."""
+        if self.libraries:
+            from rlguard.engine.libraries import judged_at
+
+            tree = judged_at(path, self.libraries)
+            if tree is not None:
+                version = tree.judged_at
+                return (tree, version, version) if version is not None else (tree, self.target, self.oldest)
+        return None, self.target, self.oldest
 
 
 class FileResult:
@@ -86,7 +105,9 @@ class FileTimeout(BaseException):  # not Exception: no broad handler may swallow
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[list[bool]]:
-    """Raise FileTimeout after ``seconds`` (main thread only; elsewhere no limit is enforced).
+    """Raise FileTimeout after ``seconds`` of this process's CPU time (main thread only; elsewhere no
+    limit is enforced). CPU time, not wall time: a loaded machine must not change which files are
+    checked, so the verdict of a run never depends on what else the machine is doing.
 
     Yields a flag that turns true when the limit fired: libcst code that is interrupted may
     raise something else from a ``finally`` block, which must still count as the timeout.
@@ -101,22 +122,22 @@ def time_limit(seconds: float) -> Iterator[list[bool]]:
 
     try:
         armed = seconds > 0 and hasattr(signal, "setitimer")
-        previous = signal.signal(signal.SIGALRM, expire) if armed else None
+        previous = signal.signal(signal.SIGVTALRM, expire) if armed else None
     except ValueError:  # not the main thread, where signals cannot be handled
         armed = False
     if not armed:
         yield fired
         return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)  # counts user CPU time, which parsing and rules spend
     try:
         yield fired
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
 
 
 def analyze_file(path: str, settings: Settings, index: ProjectIndex | None = None) -> FileResult:
-    timed_out = FileResult(path, skipped=f"took longer than the per-file time limit ({settings.timeout:g} s)")
+    timed_out = FileResult(path, skipped=f"took more than the per-file limit of {settings.timeout:g} s of CPU time (`timeout`)")
     try:
         with time_limit(settings.timeout) as fired:
             result = _analyze_file(path, settings, index)
@@ -132,7 +153,7 @@ def _analyze_file(path: str, settings: Settings, index: ProjectIndex | None) -> 
     except OSError as error:
         return FileResult(path, skipped=f"cannot read: {error.strerror or error}")
     if len(data) > settings.max_file_size:
-        return FileResult(path, skipped=f"larger than max-file-size ({settings.max_file_size} bytes)")
+        return FileResult(path, skipped=f"larger than `max-file-size` ({settings.max_file_size} bytes)")
     return analyze_bytes(path, data, settings, index).result
 
 
@@ -173,7 +194,7 @@ def _token_groups_for(path: str, settings: Settings) -> Mapping[str, TokenGroups
     if all(settings.rules[code].library_copies for code in settings.tokens):
         return settings.tokens
     from rlguard.engine.index import module_name_for
-    from rlguard.engine.project import in_library_copy
+    from rlguard.engine.libraries import in_library_copy
 
     if not in_library_copy(module_name_for(path)[0]):
         return settings.tokens
@@ -197,15 +218,19 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     from rlguard.engine.traversal import bookkeeping, walk
 
     module_name, is_package = module_name_for(path)
-    ctx = FileContext(path, module_name, is_package, settings.target, settings.options, index, oldest=settings.oldest)
+    tree, target, oldest = settings.versions_for(path)
+    ctx = FileContext(path, module_name, is_package, target, settings.options, index, oldest=oldest, sinks=settings.sinks)
     ctx.declare_definitions(module)
-    rules = [settings.rules[code].load()(ctx) for code in codes]
+    rules = [settings.rules[code].load()(ctx) for code in codes if tree is None or settings.rules[code].applies_to(target)]
     on_visit, on_leave = bookkeeping(ctx)
     for rule in rules:
         _register(rule, on_visit, on_leave)
     walk(module, on_visit, on_leave)
 
-    reports = [(type(rule), report) for rule in rules for report in rule.reports]
+    reports = _at_versions(ctx, [(type(rule), report) for rule in rules for report in rule.reports])
+    if tree is not None:  # a vendored library is the library's code: reported, never rewritten
+        for _, report in reports:
+            report.fix = None
     # Positions cost a codegen pass over the whole file. Reports that wait on the index are
     # usually dropped by it, so they are located later, and only if they stand (see ``locate``).
     definite = [report.node for _, report in reports if locate_all or not report.requires]
@@ -216,6 +241,27 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     suppressions = _find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
     result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
     return Analysis(result, source, module, reports)
+
+
+NO_FIX_IN_COMPAT = ("; no automatic fix: this code is a branch of a shim, guard or version gate that runs on other "
+                    "torchrl versions, and rewriting it would break them")
+
+
+def _at_versions(ctx: FileContext, reports: list[tuple[type[Rule], Report]]) -> list[tuple[type[Rule], Report]]:
+    """The reports whose problem happens where their code runs at an admitted torchrl version; fixes
+    inside compatibility branches withheld (but for the rule that removes dead compatibility code)."""
+    if not any(report.breaks is not None or report.fix is not None for _, report in reports):
+        return reports
+    versions = ctx.versions
+    kept = []
+    for rule, report in reports:
+        if report.breaks is not None and not versions.stands(report.node, report.breaks):
+            continue
+        if report.fix is not None and not rule.rewrites_compat_code \
+                and any(versions.branch(edit.old).compat for edit in report.fix.edits):
+            report.fix, report.remedy = None, report.remedy + NO_FIX_IN_COMPAT
+        kept.append((rule, report))
+    return kept
 
 
 def _find_suppressions(text: str) -> list[Suppression]:

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
 
+from rlguard.engine.mro import c3_merge
+
 MODEL_PATH = Path(__file__).with_name("apimodel.json")
 CLASSES_PATH = Path(__file__).with_name("apimodel_classes.json")
 # Where each kind of class lives: a rule recognises one by its name under that package, whatever module
@@ -54,6 +56,7 @@ class ApiModel:
         self._names: dict[str, str] = data["names"]
         self.tuple_fields: frozenset[str] = frozenset(data["tuple_fields"])
         self._names_of_kind: dict[tuple[str, str], frozenset[str]] = {}
+        self._mro: dict[str, list[str]] = {}
 
     # ----- classes -----
     def class_name(self, qualname: str) -> str | None:
@@ -80,16 +83,21 @@ class ApiModel:
         return found
 
     def ancestry(self, qualname: str) -> list[str]:
-        """The class and its modelled bases, nearest first (depth-first, each once)."""
+        """The class and its modelled ancestors in Python's method resolution order (C3), as a
+        project class's are (``ProjectIndex.mro``); empty for a class the model does not know."""
         own = self.class_name(qualname)
-        order: list[str] = []
-        pending = [own] if own is not None else []
-        while pending:
-            current = pending.pop(0)
-            if current not in order:
-                order.append(current)
-                pending = list(self._classes[current]["bases"]) + pending
-        return order
+        return self._linearisation(own) if own is not None else []
+
+    def _linearisation(self, own: str) -> list[str]:
+        found = self._mro.get(own)
+        if found is None:
+            bases = self._classes[own]["bases"]
+            parents = [self._linearisation(base) for base in bases]
+            # The model keeps only modelled bases, and real classes have an order, so the merge succeeds;
+            # were it ever to fail, the parents' orders one after another still name every ancestor.
+            merged = c3_merge([*parents, bases], key=str)
+            found = self._mro[own] = [own, *(merged if merged is not None else dict.fromkeys(a for p in parents for a in p))]
+        return found
 
     def method(self, qualname: str, method: str) -> Any:
         """What ``instance.method(...)`` gives for an instance of the class (a kind or overloads); None: unknown."""

@@ -1,12 +1,14 @@
 """A content-addressed result cache: a second run on an unchanged tree parses nothing.
 
-A file's entry is keyed by its bytes, rlguard's own code and the settings. Verdicts that
+A file's entry is keyed by its bytes, rlguard's own code and data files (the API model, the
+removed-API table, the rule catalog) and the settings. Verdicts that
 depend on other files are not cached as verdicts: the cached part is each file's facts
 and pending findings, and the project index is re-resolved from them on every run.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -18,16 +20,20 @@ _GITIGNORE = "# Created by rlguard; the cache is local state.\n*\n"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@functools.cache  # once per process: every configuration group of a run shares it
 def _code_stamp() -> str:
-    """Sizes and modification times of rlguard's linter sources.
+    """Sizes and modification times of rlguard's linter sources and of the data it judges with.
 
     The version alone is not enough: an install from a git commit, or an editable one,
-    keeps its version while its rules change, and stale verdicts would outlive them.
+    keeps its version while its rules change, and stale verdicts would outlive them. The
+    generated data files (the API model, the removed-API table, the rule catalog, ...) decide
+    verdicts as much as the code: regenerating one must re-check every file. So every file of
+    the package counts, except the runtime (which the linter never loads) and bytecode.
     """
     stamp = hashlib.sha256()
     for folder, dirs, files in os.walk(_PACKAGE):
         dirs[:] = sorted(d for d in dirs if d not in ("runtime", "__pycache__"))
-        for name in sorted(f for f in files if f.endswith(".py")):
+        for name in sorted(f for f in files if not f.endswith((".pyc", ".pyo"))):
             info = os.stat(os.path.join(folder, name))
             stamp.update(f"{os.path.relpath(os.path.join(folder, name), _PACKAGE)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
     return stamp.hexdigest()[:16]

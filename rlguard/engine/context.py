@@ -7,14 +7,25 @@ instead of re-deriving it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
-from rlguard.engine.types import is_tensor_valued, literal_items, returned_value, type_alternatives
+from rlguard.engine.annotations import type_alternatives
+from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
+from rlguard.engine.summaries import parameters_reaching, returned_value
+from rlguard.engine.types import (
+    annotated_tensors,
+    is_tensor_valued,
+    may_be_project,
+)
+
+if TYPE_CHECKING:
+    from rlguard.engine.versions import VersionMap
 
 _MAX_BUILT_DEPTH = 6  # names followed plus calls nested, in what one ``return`` builds
 
@@ -32,10 +43,28 @@ class Binding:
     # ``actor, critic = make_models()``: the unpacked expression and this name's position in it.
     # Such a binding stays opaque; only readers that understand positions follow it.
     unpacked: tuple[cst.BaseExpression, int] | None = None
-    # ``for x in iterated``: the loop binds each item (the binding stays opaque).
+    # ``for x in iterated``: the loop binds each item (the binding stays opaque); ``for k, v in iterated``
+    # binds item ``position`` of each item.
     iterated: cst.BaseExpression | None = None
-    # ``items.append(value)`` after ``items = [...]``: the values appended to the list.
-    added: list[cst.BaseExpression] = field(default_factory=list)
+    position: int | None = None
+    # Bound by a comprehension without ``if``: it takes every item in turn, so what it builds holds what
+    # any item holds (a loop's body may skip some).
+    every_item: bool = False
+    # Mutations of a container bound here, in any scope (see ``Added``): the values it gained.
+    added: list[Added] = field(default_factory=list)
+    # A parameter assumed, while a function's summary is computed, to receive a value of this kind.
+    assumed: str | None = None
+
+
+class Added(NamedTuple):
+    """A value a container gained after it was bound: ``d[k] = v``, ``items.append(v)`` (one item),
+    ``items.extend(vs)``, ``d.update(other)``, ``items += vs`` (each item of ``value``: ``spread``)."""
+
+    value: cst.BaseExpression
+    spread: bool = False
+    # The bindings the value's names had where it was added (a loop variable rebound later still names
+    # what was added then): (name, (binding, whether in the innermost scope)).
+    names: tuple[tuple[str, tuple[Binding, bool]], ...] = ()
 
 
 # What a name means while a bound value is read: ``x = x.to(device)`` reads the previous ``x``.
@@ -88,8 +117,10 @@ class FileContext:
         options: Mapping[str, Mapping[str, Any]],
         index: ProjectIndex | None = None,
         oldest: tuple[int, ...] | None = None,
+        sinks: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.path = path
+        self.sinks = sinks or {}  # every known rule's sinks (``Settings.sinks``): where parameters may go
         self.target = target  # removals are judged here: the newest version a pin admits
         self.oldest_target = oldest or target  # behaviour only old releases have is judged here
         self.options = options  # rule code -> its configured options
@@ -98,6 +129,10 @@ class FileContext:
         self.scopes: list[Scope] = [Scope("module", None)]
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
+        self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
+        self._tree: cst.Module | None = None
+        self._versions: VersionMap | None = None
+        self._conditional_nodes: dict[int, set[int]] = {}  # by id of the function (see ``_conditional``)
 
     # ----- queries for rules -----
     @property
@@ -300,10 +335,30 @@ class FileContext:
             return node.attr.value
         return None
 
+    @property
+    def versions(self) -> VersionMap:
+        """The torchrl versions each block of the file runs at (shims, guards, gates). Complete once
+        the walk is done: ask it from ``leave_Module`` or later."""
+        if self._versions is None:
+            from rlguard.engine.versions import VersionMap  # here: it imports the traversal, which imports this
+
+            assert self._tree is not None, "declare_definitions runs before any rule"
+            self._versions = VersionMap(self._tree, self.imports, self._module_value, self.oldest_target, self.target)
+        return self._versions
+
+    def _module_value(self, name: str) -> cst.BaseExpression | None:
+        """What a module-level name was bound to; ``major, minor = expr`` gives ``expr[0]`` for ``major``."""
+        binding = self.scopes[0].bindings.get(name)
+        if binding is not None and binding.unpacked is not None:
+            unpacked, position = binding.unpacked
+            return cst.Subscript(unpacked, [cst.SubscriptElement(cst.Index(cst.Integer(str(position))))])
+        return binding.value if binding is not None and not binding.opaque else None
+
     # ----- updates, called by the traversal -----
     def declare_definitions(self, module: cst.Module) -> None:
         """Module-level classes and functions, known before the walk: a function body may use
         one defined further down, since it runs after the whole module was executed."""
+        self._tree = module
         for statement in module.body:
             if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
                 self.imports.add_local_definition(statement.name.value)
@@ -357,6 +412,14 @@ class FileContext:
         if isinstance(target, cst.Name):
             bindings = self.scopes[-1].bindings
             bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
+            if annotation is not None and self.scopes[-1].kind == "class":  # a field: ``loss: Tensor`` in a dataclass
+                self._record_field(target.value, value, annotation)
+        elif isinstance(target, cst.Subscript) and value is not None:  # ``metrics[k] = v``
+            container = self.mutable_container(target.value)
+            if container is not None:
+                added = assigned_item(container[1], target, value)
+                if added is not None:
+                    container[0].added.append(self.pinned(added))
         elif isinstance(target, (cst.Tuple, cst.List)):
             unpacked = None if has_starred(target.elements) else value  # a starred target shifts positions
             for position, element in enumerate(target.elements):
@@ -381,7 +444,7 @@ class FileContext:
         if node.value is None:
             facts.opaque = True
             return
-        facts.typed.append(returned_value(node.value, self))
+        facts.typed.append(returned_value(node.value, self, facts.params))
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
             if has_starred(node.value.elements):
                 return
@@ -408,7 +471,81 @@ class FileContext:
         owner = self.scopes[-2].class_facts
         prefix = owner.qualname if owner is not None else self.module
         qualname = f"{prefix}.{function.name.value}" if prefix else function.name.value
-        return self.facts.functions.setdefault(qualname, FunctionFacts(qualname, self.path))
+        facts = self.facts.functions.get(qualname)
+        if facts is None:
+            kwargs = function.params.star_kwarg
+            facts = self.facts.functions[qualname] = FunctionFacts(
+                qualname, self.path, _parameters(function, owner), kwargs.name.value if kwargs is not None else None)
+            facts.is_property = owner is not None and any(
+                self.qualname(d.decorator) in _PROPERTIES for d in function.decorators)
+        return facts
+
+    def record_flow(self, node: cst.Call) -> None:
+        """Where the function being walked sends its parameters (``FunctionFacts.flows``): into a rule's
+        sink, or on to another function of the project as they are."""
+        if len(self.scopes) < 2 or self.scopes[-1].kind != "function" or self.scopes[-2].kind == "function":
+            return
+        callee = self.callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
+            cls = self.self_class(node.func.value)
+            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        if callee is None:
+            return
+        sinks = self.sinks
+        if callee not in sinks and not may_be_project(callee):
+            return
+        if id(node) in self._conditional(self.scopes[-1].node):  # a branch or loop may not run it
+            return
+        if callee in sinks:
+            self._record_sink(node, callee, sinks[callee])
+        else:
+            self._record_forwards(node, callee)
+
+    def _conditional(self, function: cst.CSTNode | None) -> set[int]:
+        """Ids of the nodes of a function that run only on some paths: under ``if``, ``for``, ``while``,
+        ``try`` or ``match`` (computed once per function, when it first calls a sink or the project)."""
+        from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
+
+        if function is None:
+            return set()
+        found = self._conditional_nodes.get(id(function))
+        if found is None:
+            found = self._conditional_nodes[id(function)] = {
+                id(node) for statement in iter_nodes(function.body)  # type: ignore[attr-defined]
+                if isinstance(statement, _branching()) for node in iter_nodes(statement)}
+        return found
+
+    def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...]) -> None:
+        if any(arg.star for arg in node.args) or any(
+                arg.keyword is not None and arg.keyword.value in escapes for arg in node.args) or not node.args:
+            return
+        payload = node.args[0].value if node.args[0].keyword is None else None
+        facts = self._function_facts()
+        if payload is None or facts is None:
+            return
+        for param in parameters_reaching(payload, self, (*facts.params, *filter(None, [facts.kwargs]))):
+            if (param, callee, None) not in facts.flows:
+                facts.flows.append((param, callee, None))
+
+    def _record_forwards(self, node: cst.Call, callee: str) -> None:
+        facts = self._function_facts()
+        if facts is None:
+            return
+        names = (*facts.params, *filter(None, [facts.kwargs]))
+        position = 0
+        for arg in node.args:
+            if arg.star == "*":
+                break
+            slot: int | str = "**" if arg.star == "**" else arg.keyword.value if arg.keyword is not None else position
+            position += arg.keyword is None and not arg.star
+            if isinstance(arg.value, cst.Name) and arg.value.value in names and self._is_parameter(arg.value.value):
+                if (arg.value.value, callee, slot) not in facts.flows:
+                    facts.flows.append((arg.value.value, callee, slot))
+
+    def _is_parameter(self, name: str) -> bool:
+        binding = self.scopes[-1].bindings.get(name)
+        return binding is not None and binding.value is None and binding.iterated is None \
+            and binding.previous is None
 
     def built(self, expr: cst.BaseExpression, depth: int = 0, shadow: Shadow | None = None,
               marks_in: cst.FunctionDef | None = None) -> Built | None:
@@ -464,6 +601,62 @@ class FileContext:
                 if inner is not None:
                     args.append((keyword, inner))
         return Built(callee, tuple(args), receiver)
+
+    def mutable_container(self, node: cst.BaseExpression) -> tuple[Binding, str] | None:
+        """(binding, "list"/"dict"/"set") for a name bound, in this scope or an enclosing one, to a new
+        container whose items the value model follows."""
+        if not isinstance(node, cst.Name):
+            return None
+        binding = self.lookup(node.value)
+        if binding is None or binding.opaque or binding.value is None:
+            return None
+        kind = container_kind(binding.value, self)
+        return (binding, kind) if kind is not None else None
+
+    def pinned(self, added: Added) -> Added:
+        """``added`` with the bindings its names have here (``Added.names``)."""
+        from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
+
+        names = {node.value for node in iter_nodes(added.value) if isinstance(node, cst.Name)}
+        return added._replace(names=tuple((name, found) for name in sorted(names)
+                                          if (found := self.find_binding(name)) is not None))
+
+    def record_mutation(self, node: cst.Call) -> None:
+        """``items.append(v)``, ``metrics.update(other)``: the values a followed container gains."""
+        if not isinstance(node.func, cst.Attribute):
+            return
+        container = self.mutable_container(node.func.value)
+        if container is not None:
+            container[0].added.extend(map(self.pinned, mutation_added(container[1], node.func.attr.value, node)))
+
+    def record_augmented(self, node: cst.AugAssign) -> None:
+        """``items += more``: the container gains the items; any other augmented assignment rebinds."""
+        container = self.mutable_container(node.target)
+        added = augmented(container[1], node.operator, node.value) if container is not None else None
+        if container is not None and added is not None:
+            container[0].added.append(self.pinned(added))
+        else:
+            self.bind_opaque(node.target)
+
+    def bind_iterated(self, target: cst.BaseExpression, iterated: cst.BaseExpression) -> None:
+        """``for x in xs`` / ``for k, v in d.items()``: each name binds an item, or a position of each item."""
+        self.bind_opaque(target)
+        bindings = self.scopes[-1].bindings
+        if isinstance(target, cst.Name):
+            bindings[target.value].iterated = iterated
+        elif isinstance(target, (cst.Tuple, cst.List)) and not has_starred(target.elements):
+            for position, element in enumerate(target.elements):
+                if isinstance(element.value, cst.Name):
+                    bindings[element.value.value].iterated = iterated
+                    bindings[element.value.value].position = position
+
+    def _record_field(self, name: str, value: cst.BaseExpression | None, annotation: cst.BaseExpression) -> None:
+        """A class-body annotation that promises tensors (a dataclass, attrs or NamedTuple field ``loss:
+        Tensor``), as a tensor attribute of the class. Other fields are left to their assignments: a
+        declaration alone says nothing the rules of other values could use."""
+        cls = self.current_class
+        if cls is not None and annotated_tensors(annotation, self):
+            cls.attrs.setdefault(name, []).append(AttrFact(callee=None, tensor=True))
 
     def bind_opaque(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -565,10 +758,19 @@ def _opaque_function(function: cst.FunctionDef, ctx: FileContext) -> bool:
 
 
 # Decorators (bare or called) that leave what a call returns as the body returns it.
+_PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
+
+
+@cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
+def _branching() -> tuple[type, ...]:
+    """Statements whose body runs on some paths only."""
+    return (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
+# Decorators (bare or called) that leave what a call returns as the body returns it (a property: what
+# reading the attribute gives, see ``FunctionFacts.is_property``).
 _TRANSPARENT_DECORATORS = frozenset({
     "builtins.staticmethod", "builtins.classmethod", "abc.abstractmethod", "functools.cache", "functools.lru_cache",
     "typing.override", "typing_extensions.override", "torch.no_grad", "torch.inference_mode",
-})
+}) | _PROPERTIES
 
 
 def _may_fall_through(body: cst.BaseSuite) -> bool:
@@ -622,13 +824,6 @@ def has_starred(elements: Sequence[cst.BaseElement]) -> bool:
     return any(isinstance(element, cst.StarredElement) for element in elements)
 
 
-def literal_item(source: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
-    """Item ``position`` of a tuple or list literal; None where a starred item hides positions."""
-    if not isinstance(source, (cst.Tuple, cst.List)) or has_starred(source.elements):
-        return None
-    return source.elements[position].value if position < len(source.elements) else None
-
-
 def _callees_taking(ctx: FileContext, function: cst.FunctionDef) -> dict[str, tuple[str, ...]]:
     """For each name, the callees of the calls in ``function`` whose first argument is that name."""
     from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
@@ -642,6 +837,16 @@ def _callees_taking(ctx: FileContext, function: cst.FunctionDef) -> dict[str, tu
                 if callee is not None:
                     found.setdefault(first.value, {})[callee] = None
     return {name: tuple(callees) for name, callees in found.items()}
+
+
+def _parameters(function: cst.FunctionDef, owner: ClassFacts | None) -> tuple[str, ...]:
+    """The parameters a call's positional arguments fill, in order, then the keyword-only ones; a
+    method's ``self`` (or a classmethod's ``cls``) is left out."""
+    params = function.params
+    ordered = [param.name.value for param in (*params.posonly_params, *params.params)]
+    if owner is not None and ordered and not any(dotted_name(d.decorator) == "staticmethod" for d in function.decorators):
+        ordered = ordered[1:]
+    return (*ordered, *(param.name.value for param in params.kwonly_params))
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -23,6 +23,7 @@ class Requirement:
 ENGINE_CODES: dict[str, str] = {
     "RLG000": "parse-error",
     "RLG100": "unused-suppression",
+    "RLG998": "skipped-file",
     "RLG999": "internal-error",
 }
 
@@ -42,6 +43,15 @@ class Fix(NamedTuple):
     edits: tuple[Edit, ...]
     # (module, name) pairs the fixed code needs, e.g. ("torchrl.modules", "set_recurrent_mode").
     imports: tuple[tuple[str, str], ...] = ()
+
+
+class Breaks(NamedTuple):
+    """When a finding's problem happens: from torchrl ``since`` on, raising ``raises`` (an exception
+    class name a handler may catch; None for what only a reader or a type checker sees). The engine
+    keeps the finding only where its code runs at such a version (``engine/versions.py``)."""
+
+    since: tuple[int, ...]
+    raises: str | None = None
 
 
 class FixSummary(NamedTuple):
@@ -82,6 +92,19 @@ class Finding(NamedTuple):
         return f"{self.path}:{cell}{self.located.line}:{self.located.column}"
 
     @property
+    def in_cell(self) -> str | None:
+        """``cell 4, line 3, column 32`` for a notebook finding: formats that locate by line in the
+        file itself (GitHub annotations, SARIF) cannot point into a cell, so they say it in words."""
+        if self.cell is None:
+            return None
+        return f"cell {self.cell}, line {self.located.line}, column {self.located.column}"
+
+    @property
+    def remedy_sentence(self) -> str:
+        """The remedy as reporters print it on a line of its own: a sentence, capitalised."""
+        return self.remedy[:1].upper() + self.remedy[1:]
+
+    @property
     def line(self) -> int:
         return self.located.line
 
@@ -92,6 +115,17 @@ class Finding(NamedTuple):
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.located.line, self.located.column, self.code, self.message)
+
+
+class TextEdit(NamedTuple):
+    """Replace the text from (line, column) to (end_line, end_column), 1-based, end exclusive, in
+    code points; an empty range is an insertion point. What a fix changes, as SARIF and editors take it."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
 
 
 class PendingFinding(NamedTuple):
@@ -105,14 +139,15 @@ class PendingFinding(NamedTuple):
 class Report:
     """Everything a run produced, in deterministic order."""
 
-    __slots__ = ("findings", "files_checked", "files_parsed", "unused_suppressions")
+    __slots__ = ("findings", "files_checked", "files_parsed", "unused_suppressions", "notes")
 
     def __init__(self, findings: list[Finding] | None = None, files_checked: int = 0, files_parsed: int = 0,
-                 unused_suppressions: list[Finding] | None = None) -> None:
+                 unused_suppressions: list[Finding] | None = None, notes: list[str] | None = None) -> None:
         self.findings = [] if findings is None else findings
         self.files_checked = files_checked
         self.files_parsed = files_parsed
         self.unused_suppressions = [] if unused_suppressions is None else unused_suppressions
+        self.notes = [] if notes is None else notes  # lines for the summary: what the run left out
 
 
 def display_path(path: str) -> str:

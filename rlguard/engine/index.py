@@ -11,6 +11,8 @@ import os
 from typing import Any, NamedTuple, TypeVar
 from collections.abc import Callable, Mapping
 
+from rlguard.engine.mro import c3_merge
+
 
 class AttrFact(NamedTuple):
     """One ``self.<attr> = <value>`` seen in a method of a class."""
@@ -71,16 +73,31 @@ class Returned(NamedTuple):
     built: str | None = None
     # The value is a TensorDict built in this function with no device (see ``engine.types.unplaced_tensordict``).
     unplaced: bool = False
+    # When ``kind`` is unknown: (parameter, kind it is given, kind the value then has), for the parameters
+    # that decide it (``return (pred - target).pow(2).mean()`` is a tensor when ``pred`` is one).
+    given: tuple[tuple[str, str, str], ...] = ()
+    # The type of container the value is built as, where it is a new one ("dict", "list", "tuple", "set"):
+    # iterating a dict gives its keys, not what it holds.
+    container: str | None = None
 
 
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
-    __slots__ = ("qualname", "path", "returns", "typed", "opaque")
+    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "returns", "typed", "opaque", "is_property")
 
-    def __init__(self, qualname: str, path: str) -> None:
+    def __init__(self, qualname: str, path: str, params: tuple[str, ...] = (), kwargs: str | None = None) -> None:
         self.qualname = qualname
         self.path = path
+        # The parameters a call's positional arguments fill, in order (a method's ``self`` left out),
+        # then the keyword-only ones; and the ``**kwargs`` parameter, which takes the other keywords.
+        self.params = params
+        self.kwargs = kwargs
+        # Where parameters go: (parameter, callee, slot). Slot None: the parameter, given a tensor, makes
+        # the first argument of ``callee``, a rule's sink (``Rule.sinks``), hold one. Otherwise it is passed
+        # on as is to the project callable ``callee`` at that position or keyword ("**": as ``**kwargs``).
+        self.flows: list[tuple[str, str, int | str | None]] = []
+        self.is_property = False  # a method read as an attribute (``@property``): ``obj.name`` gives its value
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
         # The value is not what the returns say: a generator, a coroutine, a decorator that may wrap it,
@@ -119,6 +136,10 @@ Loader = Callable[[str], FileFacts | None]
 # (module, asking file) -> the files on disk that define the module, first match first (see engine.project).
 Resolver = Callable[[str, str], tuple[str, ...]]
 Ancestor = tuple[str, "ClassFacts | None"]
+
+
+def _name(ancestor: Ancestor) -> str:
+    return ancestor[0]
 _MAX_MRO_DEPTH = 64
 _MAX_FOLLOWED = 16  # factories followed through other factories
 _T = TypeVar("_T")
@@ -208,11 +229,41 @@ class ProjectIndex:
             return None  # a project function whose result is unknown
         return inner or (cls, function.path)
 
-    def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> str | None:
-        """The value kind (engine.types) every ``return`` of the project function or method gives;
-        None when any return is unknown or they differ (recursion and cycles count as unknown)."""
-        kinds = self._every_return(qualname, near, seen, lambda _, returned: returned.kind, self.returned_kind)
+    def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = (),
+                      args: tuple[tuple[int | str, str], ...] = ()) -> str | None:
+        """The value kind (engine.types) every ``return`` of the project function or method gives, for a
+        call passing ``args`` ((position or keyword, kind) of the arguments whose kind is known); None when
+        any return is unknown or they differ (recursion and cycles count as unknown)."""
+        kinds = self._every_return(qualname, near, seen, lambda function, returned: _given_kind(
+            function, returned, args), self.returned_kind)
         return kinds[0] if kinds and len(set(kinds)) == 1 else None
+
+    def returned_container(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> str | None:
+        """The container type ("dict", "list", ...) every ``return`` of the project function or method
+        builds, itself or through the factories it returns; None when unknown or they differ."""
+        types = self._every_return(qualname, near, seen, lambda _, returned: returned.container,
+                                   self.returned_container)
+        return types[0] if types and len(set(types)) == 1 else None
+
+    def reaches_sink(self, qualname: str, args: tuple[tuple[int | str, str], ...], near: str = "",
+                     seen: tuple[str, ...] = ()) -> tuple[int | str, str] | None:
+        """(the argument, the sink) when an argument a call of the project function or method passes
+        (``args``: position or keyword, kind) reaches a rule's sink inside it, or in what it calls."""
+        function = self.get_function(qualname, near)
+        if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
+            return None
+        for slot, kind in args:
+            param = _parameter(function, slot)
+            for name, callee, onward in function.flows:
+                if name != param:
+                    continue
+                if onward is None:
+                    return slot, callee
+                passed = slot if onward == "**" else onward
+                found = self.reaches_sink(callee, ((passed, kind),), function.path, seen + (function.qualname,))
+                if found is not None:
+                    return slot, found[1]
+        return None
 
     def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:
         """The project function that builds the TensorDict with no device that every ``return`` of the
@@ -298,10 +349,11 @@ class ProjectIndex:
             if cls is None or (leaf is not None and (leaf(name) or leaf(key))):
                 memo[key] = [(name if cls is None else key, cls)]
                 return memo[key]
-            parents = [linearise(base, cls.path, depth + 1) for base in cls.bases if base != "?"]
-            if any(p is None for p in parents):
+            found = [linearise(base, cls.path, depth + 1) for base in cls.bases if base != "?"]
+            parents = [p for p in found if p is not None]
+            if len(parents) < len(found):
                 return None
-            merged = _c3_merge([list(p) for p in parents if p] + [[p[0] for p in parents if p]])
+            merged = c3_merge([*parents, [p[0] for p in parents if p]], key=_name)
             memo[key] = None if merged is None else [(key, cls), *merged]
             return memo[key]
 
@@ -335,17 +387,21 @@ class ProjectIndex:
         return sorted(facts.path for facts in self._files.values() if qualname in facts.imports.values())
 
 
-def _c3_merge(sequences: list[list[Ancestor]]) -> list[Ancestor] | None:
-    """C3's merge: repeatedly take the first head that is in no other sequence's tail."""
-    result: list[Ancestor] = []
-    sequences = [s for s in sequences if s]
-    while sequences:
-        for sequence in sequences:
-            head = sequence[0][0]
-            if not any(head in (name for name, _ in s[1:]) for s in sequences):
-                break
-        else:
-            return None
-        result.append(sequence[0])
-        sequences = [rest for s in sequences if (rest := [item for item in s if item[0] != head])]
-    return result
+def _parameter(function: FunctionFacts, slot: int | str) -> str | None:
+    """The parameter an argument fills: by position, by keyword, or ``**kwargs`` for another keyword."""
+    if isinstance(slot, int):
+        return function.params[slot] if slot < len(function.params) else None
+    return slot if slot in function.params else function.kwargs
+
+
+def _given_kind(function: FunctionFacts, returned: Returned, args: tuple[tuple[int | str, str], ...]) -> str | None:
+    """What one ``return`` gives: its kind, else what its summary says for the arguments a call passes."""
+    if returned.kind is not None or not returned.given:
+        return returned.kind
+    for slot, kind in args:
+        param = _parameter(function, slot)
+        for name, assumed, result in returned.given:
+            if name == param and assumed == kind:
+                return result
+    return None
+

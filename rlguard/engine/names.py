@@ -103,3 +103,54 @@ class ImportTable:
     def imports_any(self, wanted: Callable[[str], bool]) -> bool:
         """Whether the file imports a name whose qualified name is ``wanted``."""
         return any(map(wanted, self.names.values()))
+
+
+def loaded_names(root: cst.CSTNode, names: frozenset[str]) -> list[cst.Name]:
+    """Every read of one of ``names`` under ``root``: not assignment targets, attributes, keywords,
+    parameters, imports or definitions. Reads inside nested functions count (they may be closures)."""
+    from rlguard.engine.traversal import iter_nodes
+
+    written: set[int] = set()
+    found = []
+    for node in iter_nodes(root):  # parents come before their children
+        if isinstance(node, cst.Name):
+            if node.value in names and id(node) not in written:
+                found.append(node)
+            continue
+        for target in _written_by(node):
+            written.update(id(name) for name in _target_name_nodes(target))
+    return found
+
+
+def _written_by(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of ``node`` that name something rather than read it."""
+    if isinstance(node, cst.Attribute):
+        return [node.attr]
+    if isinstance(node, cst.Arg):
+        return [node.keyword] if node.keyword is not None else []
+    if isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
+        return [node.name]
+    if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+        return [node.target]
+    if isinstance(node, cst.AsName):
+        return [node.name]
+    if isinstance(node, cst.ImportAlias):
+        dotted: list[cst.CSTNode] = []
+        part: cst.CSTNode = node.name
+        while isinstance(part, cst.Attribute):
+            dotted.append(part.attr)
+            part = part.value
+        return [*dotted, part]
+    if isinstance(node, (cst.Global, cst.Nonlocal)):
+        return [item.name for item in node.names]
+    return []
+
+
+def _target_name_nodes(target: cst.CSTNode) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_name_nodes(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_name_nodes(target.value)
+    return []

@@ -8,28 +8,18 @@ The linter sees a project the way Python and a type checker do, whatever paths w
 from __future__ import annotations
 
 import glob
-import os
 import re
+import os
 from collections.abc import Iterable
 
 from rlguard.engine.index import module_name_for
+from rlguard.engine.libraries import LIBRARIES, library_tree
 from rlguard.engine.names import absolute_module
 from rlguard.engine.prefilter import at_line_start, class_statements
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _SOURCE_SUFFIXES = (".py", ".pyi")
-# Libraries a project may carry its own copy of (``third_party/rl/torchrl``); searched this deep.
-VENDORABLE = ("torchrl", "tensordict")
-_VENDOR_DEPTH = 3
-_VERSION = re.compile(r"""^\s*(?:__version__|version)\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
-_METADATA_VERSION = re.compile(r"^Version:\s*(\S+)", re.MULTILINE)
-_PYPROJECT_VERSION = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.MULTILINE)
-
-
-def in_library_copy(module: str) -> bool:
-    """A module of a copy of torchrl or tensordict (``third_party.torchrl.envs``): code written for
-    that copy's own version, and judged against it."""
-    return not set(module.split(".")).isdisjoint(VENDORABLE)
+_VENDOR_DEPTH = 3  # how deep below a project root a vendored torchrl or tensordict is looked for
 
 
 def project_root(path: str) -> str:
@@ -59,18 +49,17 @@ def package_top(path: str) -> str:
 
 
 def vendored_library(root: str, name: str) -> tuple[str, str | None] | None:
-    """A copy of library ``name`` inside the project: (the folder holding the package, its version).
-
-    The version comes from the copy's own metadata (``*.dist-info``/``*.egg-info``, ``PKG-INFO``,
-    ``pyproject.toml``) or its ``version.py``; None when it states none.
-    """
+    """A vendored copy of library ``name`` inside the project (see ``engine.libraries``): (the folder
+    holding its package, its version). A package merely named like the library is not one."""
     for depth in range(_VENDOR_DEPTH + 1):
         pattern = os.path.join(root, *(["*"] * depth), name, "__init__.py")
         for init in sorted(glob.glob(pattern)):
             package = os.path.dirname(init)
             if _skipped(os.path.relpath(package, root)):
                 continue
-            return os.path.dirname(package), _vendored_version(package, name)
+            tree = library_tree(os.path.dirname(package))
+            if tree is not None and tree.library == name:
+                return os.path.dirname(package), tree.version
     return None
 
 
@@ -78,34 +67,6 @@ def _skipped(relative: str) -> bool:
     """Virtual environments and build folders hold installed copies, not vendored ones."""
     parts = relative.replace(os.sep, "/").split("/")
     return any(part.startswith(".") or part in ("build", "dist", "site-packages", "venv", "node_modules") for part in parts)
-
-
-def _vendored_version(package: str, name: str) -> str | None:
-    holder = os.path.dirname(package)
-    for candidate in sorted(os.listdir(holder)):
-        if candidate.startswith(f"{name}-") and candidate.endswith((".dist-info", ".egg-info")):
-            for file in ("METADATA", "PKG-INFO"):
-                found = _search(os.path.join(holder, candidate, file), _METADATA_VERSION)
-                if found:
-                    return found
-    for path, pattern in ((os.path.join(holder, "PKG-INFO"), _METADATA_VERSION),
-                          (os.path.join(holder, "pyproject.toml"), _PYPROJECT_VERSION),
-                          (os.path.join(package, "version.py"), _VERSION),
-                          (os.path.join(package, "_version.py"), _VERSION),
-                          (os.path.join(holder, "version.txt"), re.compile(r"^\s*(\S+)"))):
-        found = _search(path, pattern)
-        if found:
-            return found
-    return None
-
-
-def _search(path: str, pattern: re.Pattern[str]) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            match = pattern.search(handle.read(200_000))
-    except OSError:
-        return None
-    return match.group(1) if match else None
 
 
 class ModuleResolver:
@@ -131,7 +92,7 @@ class ModuleResolver:
     def _search_roots(self, near: str) -> tuple[str, ...]:
         root = project_root(near)
         if root not in self._vendored:
-            self._vendored[root] = [found[0] for name in VENDORABLE if (found := vendored_library(root, name))]
+            self._vendored[root] = [found[0] for name in LIBRARIES if (found := vendored_library(root, name))]
         roots = [package_top(near), root, os.path.join(root, "src"), *self._vendored[root]]
         return tuple(dict.fromkeys(r for r in roots if os.path.isdir(r)))
 

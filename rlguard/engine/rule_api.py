@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rlguard.engine.lazy import cst
 
     from rlguard.engine.context import FileContext
-    from rlguard.engine.findings import Fix, Requirement
+    from rlguard.engine.findings import Breaks, Fix, Requirement
     from rlguard.engine.index import ProjectIndex
     from rlguard.engine.prefilter import TokenGroups
 
@@ -32,7 +32,7 @@ class Example:
     code: str
     fixed: str | None = None
     unsafe: bool = False  # the fix needs --unsafe-fixes
-    target: str | None = None  # torchrl version to judge with; default: newest known
+    target: str | None = None  # torchrl version to judge with ("0.10"), or a pin's specifier (">=0.11"); default: newest known
     options: Mapping[str, Any] = field(default_factory=dict)  # this rule's options
     files: Mapping[str, str] = field(default_factory=dict)  # other files of the project, by relative path
     message: str | None = None  # a substring the finding's message must contain
@@ -48,6 +48,7 @@ class Report:
     fix: Fix | None
     requires: tuple[Requirement, ...]
     remedy: str = ""
+    breaks: Breaks | None = None
 
 
 class Rule:
@@ -69,6 +70,13 @@ class Rule:
     # False: the rule has nothing to say inside a copy of torchrl or tensordict (``in_library_copy``),
     # so the engine never runs it, nor parses such a file for it.
     library_copies: ClassVar[bool] = True
+    # True only for the rule that removes compatibility code for versions the pin no longer admits:
+    # every other rule's fix is withheld inside a branch that runs on other torchrl versions.
+    rewrites_compat_code: ClassVar[bool] = False
+    # Calls whose first argument must hold nothing the rule looks for (qualified name -> keywords that
+    # make such a call safe, ``default=`` for a JSON encoder). The engine summarises which parameters of
+    # each function reach one (``FunctionFacts.flows``), so a rule can judge what a caller passes.
+    sinks: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
 
@@ -88,11 +96,14 @@ class Rule:
         remedy: str = "",
         fix: Fix | None = None,
         requires: tuple[Requirement, ...] = (),
+        breaks: Breaks | None = None,
     ) -> None:
         """Record a finding: ``message`` says what is wrong and why in one short line (about 120
         characters), ``remedy`` how to fix it. With ``requires``, it stands only if the index confirms
-        one of them; ``{placeholders}`` in both texts are then filled from the index's answer."""
-        self.reports.append(Report(node, message, fix, requires, remedy))
+        one of them; ``{placeholders}`` in both texts are then filled from the index's answer. With
+        ``breaks``, it stands only where the node runs at a version the problem exists at (shims,
+        guards and version gates are read by the engine)."""
+        self.reports.append(Report(node, message, fix, requires, remedy, breaks))
 
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str, options: Mapping[str, Any]) -> dict[str, str] | None:

@@ -2,8 +2,9 @@
 
 Selecting, configuring and pre-filtering rules needs only their metadata (code, name, options,
 the torchrl versions they apply to, their pre-filter tokens). The rules package reads it from a
-generated file and registers it here on import, so a run imports a rule's module, and libcst,
-only for a file that needs the rule's visitor. This module imports no dataclass machinery:
+generated file (``rlguard.rules.CATALOG``), and the configuration hands it to the engine
+(``Config.rules``): the engine keeps no registry of its own. A run imports a rule's module, and
+libcst, only for a file that needs the rule's visitor. This module imports no dataclass machinery:
 a run served from the cache pays for as little as it can.
 """
 
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
-from collections.abc import Iterable
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rlguard.engine.prefilter import TokenGroups
     from rlguard.engine.rule_api import Rule
 
@@ -35,18 +37,19 @@ class RuleInfo:
     """
 
     __slots__ = ("code", "name", "summary", "options", "min_target", "token_steps", "class_roots", "class_group",
-                 "module", "qualname", "library_copies")
+                 "module", "qualname", "library_copies", "sinks")
 
     def __init__(self, code: str, name: str, summary: str, options: tuple[Option, ...],
                  min_target: tuple[int, ...] | None, token_steps: tuple[tuple[tuple[int, ...], TokenGroups], ...],
                  class_roots: frozenset[str], class_group: int, module: str, qualname: str,
-                 library_copies: bool = True) -> None:
+                 library_copies: bool = True, sinks: dict[str, tuple[str, ...]] | None = None) -> None:
         self.code, self.name, self.summary, self.options = code, name, summary, options
         self.min_target, self.class_roots, self.class_group = min_target, class_roots, class_group
         # (lowest target, groups) pairs in ascending order: the pre-filter groups from that version on.
         self.token_steps = token_steps
         self.module, self.qualname = module, qualname
         self.library_copies = library_copies  # False: never run in a copy of torchrl or tensordict
+        self.sinks = sinks or {}  # see ``Rule.sinks``
 
     def __repr__(self) -> str:
         return f"RuleInfo({self.code} {self.name})"
@@ -72,17 +75,7 @@ class RuleInfo:
         return rule
 
 
-_REGISTRY: dict[str, RuleInfo] = {}
-
-
-def register_rules(rules: Iterable[RuleInfo]) -> None:
-    """Called by the rules package on import with its catalog; codes are unique."""
-    for rule in rules:
-        known = _REGISTRY.setdefault(rule.code, rule)
-        if (known.module, known.qualname) != (rule.module, rule.qualname):
-            raise ImportError(f"rule code {rule.code} is defined twice ({known.module}, {rule.module})")
-
-
-def registered_rules() -> tuple[RuleInfo, ...]:
-    """Every registered rule's metadata, by code."""
-    return tuple(_REGISTRY[code] for code in sorted(_REGISTRY))
+def declared_sinks(rules: Iterable[RuleInfo]) -> dict[str, tuple[str, ...]]:
+    """The sinks (``Rule.sinks``) of every rule the configuration knows, whatever rules a run selects:
+    the facts the engine keeps about them are then the same in every run, so the cache serves any selection."""
+    return {name: escapes for rule in rules for name, escapes in rule.sinks.items()}

@@ -8,28 +8,31 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from rlguard.config import Config
+    from rlguard.engine.rule_info import RuleInfo
     from rlguard.notebook import Notebook, NotebookError
 
-from rlguard.config import Config
 from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
 from rlguard.engine.cache import ResultCache
-from rlguard.engine.discovery import discover, is_notebook
+from rlguard.engine.discovery import Discovery, discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
+from rlguard.engine.libraries import LibraryTree, partition, skip_notes
 from rlguard.engine.prefilter import derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
-from rlguard.engine.rule_info import RuleInfo, registered_rules
+from rlguard.engine.rule_info import declared_sinks
+from rlguard.engine.standing import matches, standing, unused_findings
 from rlguard.engine.target import Target
 from rlguard.engine.workers import default_jobs, run_all
 
 
 class RunOptions(NamedTuple):
     select: Sequence[str] | None = None  # from the command line; overrides config
+    extend_select: Sequence[str] = ()  # from the command line; added to the selection
     ignore: Sequence[str] = ()
-    extend_ignore: Sequence[str] = ()
     jobs: int | None = None
     cache_dir: str | None = None
     use_cache: bool = True
@@ -38,41 +41,39 @@ class RunOptions(NamedTuple):
     sources: Mapping[str, bytes] | None = None
 
 
-def rules_by_code() -> dict[str, RuleInfo]:
-    """The rules the rules package registered (``rlguard.config`` imports it, so every run has them),
-    as metadata: a rule's module is imported only when a file needs it."""
-    return {rule.code: rule for rule in registered_rules()}
-
-
 def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple[str, ...]:
-    select = list(options.select or config.select or ["ALL"])
+    # As in ruff: --select replaces the configuration's select and extend-select; --extend-select adds
+    # to whichever applies. An empty selection selects nothing: only None falls back to the default.
+    if options.select is not None:
+        select = [*options.select, *options.extend_select]
+    else:
+        select = [*(config.select if config.select is not None else ["ALL"]), *config.extend_select, *options.extend_select]
     ignore = [*config.ignore, *options.ignore]
-    chosen = [r.code for r in registered_rules() if _matches(r.code, select) and not _matches(r.code, ignore) and r.applies_to(target.version)]
+    chosen = [r.code for r in config.rules.values() if matches(r.code, select) and not matches(r.code, ignore) and r.applies_to(target.version)]
     return tuple(chosen)
 
 
-def _matches(code: str, patterns: Sequence[str]) -> bool:
-    return any(p == "ALL" or code.startswith(p) for p in patterns)
-
-
-def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes]) -> Settings:
-    rules = rules_by_code()
+def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes],
+                   libraries: tuple[LibraryTree, ...] = ()) -> Settings:
+    rules = config.rules
     options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
-    # Tokens only ever narrow as torchrl grows, so the oldest admitted version gives the widest filter.
-    tokens = {code: rules[code].prefilter_tokens(target.oldest) for code in codes}
+    # Tokens only ever narrow as torchrl grows, so the oldest version judged gives the widest filter.
+    oldest = min([target.oldest, *(v for tree in libraries if (v := tree.judged_at) is not None)])
+    tokens = {code: rules[code].prefilter_tokens(oldest) for code in codes}
     # A rule's class group is also met by a subclass of its roots, even through classes in other files.
     class_conditions = {
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
         for code in codes if (rule := rules[code]).class_roots
     }
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
-                    {code: rules[code] for code in codes}, target.lowest)
+                    {code: rules[code] for code in codes}, target.lowest, libraries, declared_sinks(rules.values()))
 
 
 class Project:
     """One run's state: the files, their results, and the merged index."""
 
-    __slots__ = ("config", "settings", "files", "results", "index", "skipped", "analyzed", "contents", "cache", "notebooks")
+    __slots__ = ("config", "settings", "files", "results", "index", "skipped", "analyzed", "contents", "cache", "notebooks",
+                 "notes")
 
     def __init__(self, config: Config, settings: Settings, files: list[str], *, skipped: list[tuple[str, str]],
                  contents: dict[str, bytes | None], cache: ResultCache | None, notebooks: dict[str, Notebook]) -> None:
@@ -86,6 +87,7 @@ class Project:
         self.contents = contents  # as read for this run
         self.cache = cache
         self.notebooks = notebooks  # their code, checked as one module each
+        self.notes: list[str] = []  # one line each for the summary (vendored libraries left out)
 
     def code(self, path: str) -> bytes | None:
         """The Python source of a file of this run as read for it: a notebook's code cells joined."""
@@ -95,20 +97,25 @@ class Project:
 
 def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, target: Target) -> Project:
     sources = {display_path(path): data for path, data in (options.sources or {}).items()}
-    found = discover([p for p in paths if display_path(p) not in sources], config.exclude, config.root)
+    on_disk = [p for p in paths if display_path(p) not in sources]
+    # Only paths left to read are discovered: with none (stdin alone), ``discover`` would walk ``.``.
+    found = discover(on_disk, config.exclude, config.root) if on_disk else Discovery()
     found.files = sorted({*(display_path(path) for path in found.files), *(p for p in map(display_path, paths) if p in sources)})
+    vendored = partition(found.files, config.root, config.include_vendored)
+    found.files = vendored.kept
     codes = selected_codes(config, options, target)
     contents = {path: sources[path] if path in sources else read_bytes(path) for path in found.files}
     readable, unreadable = _notebooks(contents)
     sources = {**sources, **{path: nb.source for path, nb in readable.items()}}
     resolver = ModuleResolver()
     texts = [c for c in contents.values() if c is not None]
-    if any(rules_by_code()[code].class_roots for code in codes):
+    if any(config.rules[code].class_roots for code in codes):
         texts += reached_by_class_bases(contents, resolver).values()  # bases defined in files not given
-    settings = build_settings(config, codes, target, texts)
+    settings = build_settings(config, codes, target, texts, vendored.included)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
                       notebooks=readable)
+    project.notes = skip_notes(vendored.skipped, config.root)
 
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -190,41 +197,17 @@ def _build_index(project: Project, cache: ResultCache | None, contents: dict[str
     return index
 
 
-def resolve(pending: PendingFinding, index: ProjectIndex, options: Mapping[str, Mapping[str, Any]]) -> Finding | None:
-    """A pending finding stands if it has no requirement or one of them holds."""
-    finding = pending.finding
-    if not pending.requires:
-        return finding
-    rule = rules_by_code()[finding.code].load()
-    for requirement in pending.requires:
-        answer = rule.resolve(requirement, index, finding.path, options.get(finding.code, {}))
-        if answer is not None:
-            message, remedy = finding.message, finding.remedy
-            for key, value in answer.items():
-                message, remedy = message.replace("{" + key + "}", value), remedy.replace("{" + key + "}", value)
-            return finding._replace(message=message, remedy=remedy)
-    return None
-
-
 def check(paths: Sequence[str], config: Config, options: RunOptions, target: Target,
           show_unused: bool = False) -> tuple[Report, Project]:
     project = analyze_project(paths, config, options, target)
     assert project.index is not None
-    report = Report(files_checked=len(project.files))
+    report = Report(files_checked=len(project.files), notes=project.notes)
     for result in project.results:
         report.files_parsed += result.parsed
-        ignored_here = project.config.ignored_codes(result.path)
-        standing = [pending._replace(finding=finding) for pending in result.pending
-                    if (finding := resolve(pending, project.index, project.settings.options)) is not None
-                    and not _matches(finding.code, ignored_here)]
-        if any(p.finding.span is None for p in standing):
-            standing = _locate(project, result, standing)
-        kept = [p.finding for p in standing if not _suppressed(p.finding, result)]
-        kept += _unknown_codes(result)
-        unused: list[Finding] = []
-        if show_unused:
-            ran = {code for code in (*project.settings.codes, *ENGINE_CODES) if not _matches(code, ignored_here)}
-            unused = _unused(result, ran)
+        kept = [p.finding for p in standing(result, project.index, project.settings.options, project.config,
+                                            functools.partial(_locate, project, result))]
+        kept += _unknown_codes(result, project.config.rules)
+        unused = unused_findings(result, project.settings.codes, project.config) if show_unused else []
         cells = project.notebooks.get(result.path)
         if cells is not None:
             kept, unused = [_in_cell(f, cells) for f in kept], [_in_cell(f, cells) for f in unused]
@@ -232,16 +215,9 @@ def check(paths: Sequence[str], config: Config, options: RunOptions, target: Tar
         report.unused_suppressions.extend(unused)
         if result.skipped:
             project.skipped.append((result.path, result.skipped))
+    report.findings.extend(_skipped(project))
     report.findings.sort(key=Finding.sort_key)
     return report, project
-
-
-def _suppressed(finding: Finding, result: FileResult) -> bool:
-    if not result.suppressions:  # most files have none: no need to load the suppression reader
-        return False
-    from rlguard.engine.suppress import is_suppressed
-
-    return is_suppressed(finding.code, finding.line, result.suppressions)
 
 
 def _locate(project: Project, result: FileResult, standing: list[PendingFinding]) -> list[PendingFinding]:
@@ -249,10 +225,10 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
 
     The spans are written back to the cached result: a position does not depend on the index.
     """
-    data = project.contents.get(result.path)
-    if data is None:
+    data, code = project.contents.get(result.path), project.code(result.path)
+    if data is None or code is None:
         return [p._replace(finding=p.finding._replace(span=Span(1, 1, 1, 1))) for p in standing]
-    located = locate(analyze_bytes(result.path, data, project.settings, project.index), standing)
+    located = locate(analyze_bytes(result.path, code, project.settings, project.index), standing)
     spans = {p.report: p.finding.span for p in located}
     result.pending = [p._replace(finding=p.finding._replace(span=spans[p.report])) if p.report in spans else p
                       for p in result.pending]
@@ -261,29 +237,18 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
     return located
 
 
-def _unknown_codes(result: FileResult) -> list[Finding]:
+def _skipped(project: Project) -> list[Finding]:
+    """A file the run could not check is a finding (RLG998), so every format and the exit code show
+    it: a clean report must mean the files were checked. ``per-file-ignores`` may silence it."""
+    return [engine_finding(display_path(path), "RLG998", 1, 1, f"not checked: {reason}")
+            for path, reason in project.skipped
+            if not matches("RLG998", project.config.ignored_codes(path))]
+
+
+def _unknown_codes(result: FileResult, rules: Mapping[str, RuleInfo]) -> list[Finding]:
     """A suppression naming an rlguard code that does not exist is a mistake worth reporting."""
-    known = set(rules_by_code()) | set(ENGINE_CODES)
+    known = set(rules) | set(ENGINE_CODES)
     return [
         engine_finding(result.path, "RLG100", s.line, 1, f"suppression names unknown rule code {code}")
         for s in result.suppressions for code in sorted(s.codes or ()) if code.startswith("RLG") and code not in known
     ]
-
-
-def _unused(result: FileResult, ran: set[str]) -> list[Finding]:
-    """Suppressions that silenced nothing in this run, reported as RLG100 unused-noqa.
-
-    Only a rule that ran on the file can show a suppression of it to be unused: one switched off by
-    --select, --ignore, per-file-ignores or the target version might still need it. A blanket
-    ``noqa`` covers every rule, so it is unused only when every rule ran.
-    """
-    found = []
-    for suppression in result.suppressions:
-        if suppression.codes is None:
-            if not suppression.used and ran >= set(rules_by_code()):
-                found.append(engine_finding(result.path, "RLG100", suppression.line, 1, "unused blanket `noqa`"))
-            continue
-        for code in sorted(suppression.codes - suppression.used):
-            if code.startswith("RLG") and code in ran:
-                found.append(engine_finding(result.path, "RLG100", suppression.line, 1, f"unused suppression of {code}"))
-    return found

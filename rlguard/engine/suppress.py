@@ -6,8 +6,9 @@ import io
 import re
 import tokenize
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_IGNORE = re.compile(r"#\s*rlguard:\s*ignore\[(?P<codes>[^\]]*)\]")
+# Public: the fixer edits these comments (rlguard.fix.noqa), and must read them as they are read here.
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+IGNORE = re.compile(r"#\s*rlguard:\s*ignore\[(?P<codes>[^\]]*)\]")
 _CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
@@ -24,7 +25,7 @@ class Suppression:
 
 def find_suppressions(text: str) -> list[Suppression]:
     """Suppressions in real comments (not in strings), found with the tokenizer."""
-    if "rlguard:" not in text and not any(_concerns_rlguard(match) for match in _NOQA.finditer(text)):
+    if "rlguard:" not in text and not any(_concerns_rlguard(match) for match in NOQA.finditer(text)):
         return []  # no comment-like text could silence one of ours: skip the (slow) tokenizer
     found: list[Suppression] = []
     try:
@@ -44,11 +45,11 @@ def _concerns_rlguard(noqa: re.Match[str]) -> bool:
 
 def _parse_comment(comment: str, line: int) -> list[Suppression]:
     found = []
-    noqa = _NOQA.search(comment)
+    noqa = NOQA.search(comment)
     if noqa:
         codes = noqa.group("codes")
         found.append(Suppression(line, frozenset(_CODE.findall(codes.upper())) if codes else None, (line,)))
-    ignore = _IGNORE.search(comment)
+    ignore = IGNORE.search(comment)
     if ignore:
         found.append(Suppression(line, frozenset(_CODE.findall(ignore.group("codes").upper())), (line, line + 1)))
     return found

@@ -115,8 +115,11 @@ def satisfies(version: tuple[int, ...], spec: str) -> bool:
 def resolve_target(flag: str | None, config_value: str | None, project_root: str) -> Target:
     if flag:
         return Target(parse_version(flag), "flag")
-    if config_value:
+    if config_value and config_value[0].isdigit():
         return Target(parse_version(config_value), "config")
+    if config_value:  # a range, read as a pin: judged at its newest release, its lowest bounds it below
+        newest = newest_admitted(config_value) or NEWEST_KNOWN_TORCHRL
+        return Target(newest, f"target-torchrl = \"{config_value}\" in the config", lowest_admitted(config_value))
     vendored = vendored_library(find_project_root(project_root), "torchrl")
     if vendored is not None and vendored[1]:  # the project's own copy is what its code imports
         return Target(parse_version(vendored[1]), f"vendored copy in {vendored[0]}")

@@ -136,22 +136,11 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def ann_assign(node: cst.AnnAssign) -> None:
         ctx.bind(node.target, node.value, node.annotation.annotation)
 
-    def opaque_target(node: cst.CompFor | cst.AugAssign) -> None:
+    def opaque_target(node: cst.CompFor) -> None:
         ctx.bind_opaque(node.target)
 
     def for_loop(node: cst.For) -> None:
-        ctx.bind_opaque(node.target)
-        if isinstance(node.target, cst.Name):
-            ctx.scopes[-1].bindings[node.target.value].iterated = node.iter
-
-    def append(node: cst.Call) -> None:
-        # ``items.append(value)`` on a list literal bound in this scope: the value joins the list.
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) \
-                and len(node.args) == 1 and not node.args[0].star and node.args[0].keyword is None:
-            binding = ctx.lookup(func.value.value)
-            if binding is not None and isinstance(binding.value, cst.List):
-                binding.added.append(node.args[0].value)
+        ctx.bind_iterated(node.target, node.iter)
 
     def with_item(node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -173,7 +162,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.ClassDef: [ctx.enter_class],
         cst.FunctionDef: [ctx.enter_function],
         cst.For: [for_loop],
-        cst.Call: [append],
+        cst.Call: [ctx.record_mutation, ctx.record_flow],
         cst.CompFor: [opaque_target],
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],
@@ -185,7 +174,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.FunctionDef: [leave_scope],
         cst.Assign: [assign],
         cst.AnnAssign: [ann_assign],
-        cst.AugAssign: [opaque_target],
+        cst.AugAssign: [ctx.record_augmented],
         cst.NamedExpr: [named_expr],
     }
     return visits, leaves

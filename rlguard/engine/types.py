@@ -9,16 +9,29 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
-from collections.abc import Iterator
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.apimodel import TENSOR, TENSORDICT, CallShape, model, select
-from rlguard.engine.index import Returned
-from rlguard.engine.names import dotted_name
+from rlguard.engine.builtins_model import Term
+from rlguard.engine.annotations import annotated_type
+from rlguard.engine.containers import (
+    ITEM_VIEWS,
+    builtin_terms,
+    combined_kind,
+    comprehension_env,
+    constant_index,
+    container_kind,
+    is_full_slice,
+    item_kind,
+    literal_item,
+    positional_arg,
+    term_args,
+    value_kind,
+)
 
 if TYPE_CHECKING:
-    from rlguard.engine.context import Binding, FileContext
+    from rlguard.engine.context import Added, Binding, FileContext
     from rlguard.engine.index import AttrFact, ClassFacts, ProjectIndex
 
 
@@ -56,7 +69,7 @@ def method_call(node: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
 # What library calls give is read from the API model (``engine/apimodel.json``, generated from
 # torch, tensordict and torchrl): an expression it cannot type is unknown, and never a tensor.
 
-MAX_DEPTH = 12
+MAX_DEPTH = 24  # nested steps followed: names, containers, items, calls
 
 # "tensor": one tensor (``.tolist()`` converts it); "tensors": a tuple of tensors (``torch.sort``,
 # ``x.chunk(2)``, ``x.max(dim=0)``); "bulk": many tensors at once (``parameters()``, ``state_dict()``,
@@ -97,14 +110,44 @@ class AttrTorchMethod:
 
 
 @dataclass(frozen=True)
+class KindIf:
+    """An argument of a summary kind (``SUMMARY_KINDS``) when one of the conditions holds (``[scale(t)]``:
+    a list holding tensors when ``scale`` gives one)."""
+
+    kind: str
+    when: frozenset[Condition]
+
+
+# A call as the value model keeps it: (positional count, keywords with their True/False literal or None).
+Shape = tuple[int, tuple[tuple[str, bool | None], ...]] | None
+# (position or keyword, kind) of the arguments of a call whose kind is known: a kind, or what a project
+# call gives (``scale(scale(x))``), which the index answers first.
+ArgKinds = tuple[tuple[int | str, "str | Returns | KindIf"], ...]
+
+
+@dataclass(frozen=True)
 class Returns:
-    """Every ``return`` of the project function or method (``module.Class.method``) gives a tensor-valued
-    value of one kind (see ``ProjectIndex.returned_kind``)."""
+    """A call of the project function, method or class ``qualname`` (passing ``args``), followed by the
+    calls in ``chain`` on its result, gives a tensor-valued value of one kind (see ``returned_value``).
+
+    Each link of ``chain`` is (method, shape, args); the method "()" calls the value itself
+    (``ValueNet()(obs)``, which goes through ``forward``)."""
 
     qualname: str
+    args: ArgKinds = ()
+    chain: tuple[tuple[str, Shape, ArgKinds], ...] = ()
+    attribute: bool = False  # ``qualname`` is read as an attribute (a property), not called
 
 
-Condition = TensorAttr | TorchMethod | AttrTorchMethod | Returns
+@dataclass(frozen=True)
+class TensorFields:
+    """A field of the project class (declared in its body or assigned in a method, along its MRO) is
+    tensor-valued: ``dataclasses.asdict`` of an instance holds tensors."""
+
+    cls: str
+
+
+Condition = TensorAttr | TorchMethod | AttrTorchMethod | Returns | TensorFields
 _CERTAIN: frozenset[Condition] = frozenset()
 # API model kinds that are leaves, and the leaf kind each gives.
 _LEAF_KINDS: dict[str, LeafKind] = {
@@ -142,6 +185,7 @@ class ValueType(NamedTuple):
     kind: str
     cls: str | None = None  # for objects: the nearest class the API model knows
     project: str | None = None  # for objects of a project class: its qualified name
+    container: str | None = None  # for "holds": the type of container ("dict", "list", ...), when known
 
 
 def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool = False) -> list[Leaf]:
@@ -154,38 +198,21 @@ def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool 
     return _Inference(ctx, deferred).leaves(node, {}, 0, (), (), True, True)
 
 
+def argument_kinds(call: cst.Call, ctx: FileContext) -> tuple[tuple[int | str, str], ...]:
+    """(position or keyword, kind) of the arguments of a call that are certainly tensors or TensorDicts."""
+    return tuple((slot, kind) for slot, kind in _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
+                 if isinstance(kind, str) and kind in _ARG_KINDS.values())
+
+
+def annotated_tensors(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
+    """An annotation that promises a tensor-valued value (``torch.Tensor``, ``dict[str, Tensor]``)."""
+    declared = _Inference(ctx, deferred=False).annotation_type(annotation)
+    return declared is not None and declared.kind in _HOLDS_TENSORS
+
+
 def is_tensor_valued(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """Whether ``node`` certainly evaluates to a tensor or to a value holding tensors."""
     return any(leaf.certain for leaf in tensor_leaves(node, ctx))
-
-
-def condition_holds(condition: Condition, index: ProjectIndex, path: str) -> bool:
-    """Answer a ``Leaf.when`` condition against the complete project index."""
-    return condition_kind(condition, index, path) is not None
-
-
-def condition_kind(condition: Condition, index: ProjectIndex, path: str) -> LeafKind | None:
-    """The leaf kind a part has when its ``Leaf.when`` condition holds in the complete index; None when it
-    does not hold."""
-    if isinstance(condition, TensorAttr):
-        facts = attr_facts(index, condition.cls, condition.attr, path)
-        holds = any(fact.tensor or _returns_tensors(index, fact.callee, path) for fact in facts)
-        return "tensor" if holds else None
-    if isinstance(condition, TorchMethod):
-        return "bulk" if index.method_owner(condition.cls, condition.method, near=path) is None else None
-    if isinstance(condition, AttrTorchMethod):
-        for fact in attr_facts(index, condition.cls, condition.attr, path):
-            if fact.callee is not None and (
-                _plain_state(fact.callee) or index.method_owner(fact.callee, condition.method, near=path) is not None
-            ):
-                return None
-        return "bulk"
-    return _LEAF_KINDS.get(index.returned_kind(condition.qualname, path) or "")
-
-
-def _returns_tensors(index: ProjectIndex, callee: str | None, path: str) -> bool:
-    """``self.w = init_weights()``: a project function whose every return is tensor-valued."""
-    return callee is not None and may_be_project(callee) and index.returned_kind(callee, path) in _HOLDS_TENSORS
 
 
 def may_be_project(qualname: str) -> bool:
@@ -196,19 +223,6 @@ def may_be_project(qualname: str) -> bool:
 
 
 _NOT_PROJECT = frozenset({"builtins", "torch", "tensordict", "torchrl", "numpy", "typing_extensions"})
-
-
-def returned_value(node: cst.BaseExpression, ctx: FileContext) -> Returned:
-    """What a ``return`` gives, typed in the function's own scope (``FunctionFacts.typed``): its kind,
-    "holds" for a container holding tensors, and the class it is an instance of (or the project
-    callable whose result it is, which the index follows)."""
-    inference = _Inference(ctx, deferred=False)
-    typed = inference.typed(node, {}, 0)
-    kind = typed[0].kind if typed is not None and not typed[1] else None
-    if kind is None and _is_container(ctx.value_of(node)) and any(
-            leaf.certain for leaf in inference.leaves(node, {}, 0, (), (), True, True)):
-        kind = "holds"
-    return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx))
 
 
 # Methods of a TensorDict that give a TensorDict on the same device as the receiver (None stays None).
@@ -287,10 +301,42 @@ def _bool_literal(node: cst.BaseExpression) -> bool | None:
 
 
 def _kind_of_call(spec: object, call: cst.Call) -> str | None:
-    shape = call_shape(call)
+    return _kind_for_shape(spec, call_shape(call))
+
+
+def _kind_for_shape(spec: object, shape: CallShape | None) -> str | None:
     if shape is None:
         return spec if isinstance(spec, str) else None
     return select(spec, shape)
+
+
+def _method_value(receiver: ValueType, method: str, shape: CallShape | None) -> ValueType | None:
+    """What ``receiver.method(...)`` gives, by the API model, for a receiver of a library type."""
+    if receiver.kind == "object":
+        if receiver.cls is None:
+            return None
+        kind = _kind_for_shape(model().method(receiver.cls, method), shape)
+        if kind == "self":
+            return receiver
+        return ValueType(kind) if kind is not None else None
+    if receiver.kind in ("mixed", "entry"):  # a tensor or a TensorDict: the result holds tensors if it does for both
+        as_tensor = _method_value(ValueType("tensor"), method, shape)
+        if as_tensor is None or as_tensor.kind not in _HOLDS_TENSORS:
+            return None
+        as_tensordict = _method_value(ValueType("tensordict"), method, shape)
+        return as_tensor if as_tensor == as_tensordict else ValueType("mixed")
+    cls = receiver.cls or {"tensor": TENSOR, "tensordict": TENSORDICT, "losses": TENSORDICT}.get(receiver.kind)
+    if cls is None:
+        return None
+    kind = _kind_for_shape(model().method(cls, method), shape)
+    if kind == "self":
+        return receiver
+    return ValueType(kind) if kind is not None else None
+
+
+def frozen_shape(call: cst.Call) -> Shape:
+    shape = call_shape(call)
+    return (shape.positional, tuple(sorted(shape.keywords.items()))) if shape is not None else None
 
 
 # What a name means while a bound expression is analysed: overrides of the scope's bindings.
@@ -385,7 +431,9 @@ class _Inference:
 
     # ----- containers -----
     def leaves(self, node: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
-               local: bool, encodable: bool) -> list[Leaf]:
+               local: bool, encodable: bool, consumed: bool = False) -> list[Leaf]:
+        """The tensor-valued parts of ``node``. ``consumed``: something iterates ``node`` itself (``list(s)``),
+        so that it is a set, a generator or an iterator does not keep its parts from being encoded."""
         if depth > MAX_DEPTH:
             return []
         if isinstance(node, cst.Name):
@@ -394,31 +442,404 @@ class _Inference:
                 return []
             binding, innermost = found
             local = local and innermost
-            if binding.value is not None and _is_container(binding.value) and not binding.opaque:
+            if binding.value is not None and self.is_new_container(binding.value) and not binding.opaque:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 found_leaves = self.leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
-                                           local, encodable)
-                # ``items.append(loss)`` in a loop: the appended values, named where they were appended.
+                                           local, encodable, consumed)
+                # ``metrics[k] = loss`` in a loop: the values added, named where they were added.
                 return found_leaves + [leaf for added in binding.added for leaf in self.leaves(
-                    added, env, depth + 1, bindings + (binding,), via + (node,), False, encodable)]
-        if isinstance(node, cst.Dict):
-            return [leaf for element in node.elements if isinstance(element, cst.DictElement)
-                    for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            encodable = encodable and not isinstance(node, cst.Set)
+                    added.value, _pinned(env, added), depth + 1, bindings + (binding,), via + (node,), False, encodable)]
+            if binding.iterated is not None and self.kind(node, env, depth) is None:
+                inner_env = self.inside(node.value, binding, innermost, env)
+                return self.item_leaves(binding, binding.position, inner_env, depth, bindings, via)
+        if isinstance(node, cst.Subscript) and is_full_slice(node) and self.kind(node, env, depth) is None:
+            return self.leaves(node.value, env, depth + 1, bindings, via, local, encodable)  # ``xs[:]``: a copy
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self.kind(node, env, depth) is None:
+            index, found = constant_index(node), self.lookup(node.value.value, env)  # ``pair[1]``
+            if index is not None and found is not None and found[0].iterated is not None and found[0].position is None:
+                inner_env = self.inside(node.value.value, found[0], found[1], env)
+                return self.item_leaves(found[0], index, inner_env, depth, bindings, via)
+        if isinstance(node, cst.Dict):  # ``{"a": t, **summarize(batch)}``: values, and those of what is unpacked
             return [leaf for element in node.elements
                     for leaf in self.leaves(element.value, env, depth + 1, bindings, via, local, encodable)]
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            encodable = encodable and (consumed or not isinstance(node, cst.Set))
+            return [leaf for element in node.elements
+                    for leaf in (self.iterated_leaves(element.value, env, depth, bindings, via, encodable)
+                                 if isinstance(element, cst.StarredElement)
+                                 else self.leaves(element.value, env, depth + 1, bindings, via, local, encodable))]
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            inner_env = {**env, **_comprehension_env(node.for_in)}
+            inner_env = {**env, **comprehension_env(node.for_in)}
             element = node.value if isinstance(node, cst.DictComp) else node.elt
-            encodable = encodable and isinstance(node, (cst.ListComp, cst.DictComp))
+            encodable = encodable and (consumed or isinstance(node, (cst.ListComp, cst.DictComp)))
             return self.leaves(element, inner_env, depth + 1, bindings, via, local, encodable)
+        if isinstance(node, cst.BinaryOperation) and self.is_new_container(node):  # ``xs + [t]``, ``[t] * 2``
+            return [leaf for operand in (node.left, node.right)
+                    for leaf in self.leaves(operand, env, depth + 1, bindings, via, local, encodable)]
         kind, followed = self.kind(node, env, depth), self.followed(node, env)
         if kind is None:
-            return []
+            return self.passed_on(node, followed, env, depth, bindings, via, encodable, consumed)
         if followed is not None:
             local = local and followed[1]
         return [Leaf(node, kind[0], kind[1], bindings + ((followed[0],) if followed else ()), via, local, encodable)]
+
+    def iterated_items(self, iterated: cst.BaseExpression, position: int | None, env: _Env,
+                       depth: int) -> list[list[Leaf]] | None:
+        """Per item that iterating ``iterated`` binds (item ``position`` of each, when it is unpacked): its
+        tensor-valued parts; None when unknown."""
+        if position is None:
+            return self.items(iterated, env, depth, values=False)
+        if not isinstance(iterated, cst.Call):
+            return None
+        called = method_call(iterated)
+        if called is not None and called[1] == "items" and not iterated.args:
+            return self.items(called[0], env, depth, values=True) if position == 1 else [[]]
+        qualname = self.ctx.callee(iterated)
+        terms = builtin_terms(qualname, iterated) if qualname is not None else None
+        if not terms or len({repr(term) for term in terms}) != 1:
+            return None
+        term = terms[0]
+        if term is None or term[0] != "iter" or term[1][0] != "tuple" or position >= len(term[1][1]):
+            return None
+        part = term[1][1][position]
+        if part[0] == "value":
+            return [[]]
+        source = positional_arg(iterated, part[1]) if part[0] == "elem" else None
+        return self.items(source, env, depth + 1, values=False) if source is not None else None
+
+    def item_leaves(self, binding: Binding, position: int | None, env: _Env, depth: int, bindings: tuple,
+                    via: tuple) -> list[Leaf]:
+        """The parts of an item an iteration binds (item ``position`` of it, when unpacked): ``for k, row in
+        rows.items()``, a row holds tensors when every row does; a comprehension without ``if`` takes every
+        item, so what it builds holds what any item holds."""
+        assert binding.iterated is not None
+        items = self.iterated_items(binding.iterated, position, env, depth + 1)
+        if items is None and binding.every_item:  # the whole source's parts
+            source = self.iteration_source(binding.iterated, position)
+            items = [self.source_leaves(*source, env, depth + 1)] if source is not None else None
+        if not items or not (all(items) or binding.every_item):
+            return []
+        return [leaf._replace(local=False, bindings=bindings + leaf.bindings, via=via + leaf.via)
+                for item in items for leaf in item]
+
+    def iteration_source(self, iterated: cst.BaseExpression,
+                         position: int | None) -> tuple[cst.BaseExpression, bool] | None:
+        """The container whose items (or values) an iteration binds, and whether they are its items taken
+        one by one (not a dict's values): ``d`` of ``d.items()`` at position 1, ``xs`` of ``enumerate(xs)``
+        at 1, of ``zip(ws, xs)`` at 1, of ``for x in xs``; None when unknown."""
+        called = method_call(iterated)
+        if called is not None and called[1] in ("items", "values") and not iterated.args:  # type: ignore[attr-defined]
+            return (called[0], False) if (position == 1) == (called[1] == "items") else None
+        if position is None:
+            return iterated, True
+        qualname = self.ctx.callee(iterated) if isinstance(iterated, cst.Call) else None
+        terms = builtin_terms(qualname, iterated) if qualname is not None else None  # type: ignore[arg-type]
+        if not terms or len({repr(term) for term in terms}) != 1 or terms[0] is None:
+            return None
+        term = terms[0]
+        if term[0] != "iter" or term[1][0] != "tuple" or position >= len(term[1][1]):
+            return None
+        part = term[1][1][position]
+        source = positional_arg(iterated, part[1]) if part[0] == "elem" else None  # type: ignore[arg-type]
+        return (source, True) if source is not None else None
+
+    def source_leaves(self, source: cst.BaseExpression, by_iteration: bool, env: _Env, depth: int) -> list[Leaf]:
+        """The parts of what ``iteration_source`` found: its items' when ``by_iteration``, else its own."""
+        if by_iteration:
+            return self.iterated_leaves(source, env, depth, (), (), True)
+        return self.leaves(source, env, depth, (), (), False, True)
+
+    def iterated_leaves(self, source: cst.BaseExpression, env: _Env, depth: int, bindings: tuple, via: tuple,
+                        encodable: bool) -> list[Leaf]:
+        """The parts the items of ``source`` hold together, taken one by one (``[*xs]``, ``list(xs)``, ``for x
+        in xs``): a dict's items are its keys; what a project call gives, the index iterates (``ITERATED``)."""
+        typed = self.typed(source, env, depth + 1)
+        if container_kind(self.ctx.value_of(source), self.ctx) == "dict" or (typed and typed[0].container == "dict"):
+            return []
+        found = self.leaves(source, env, depth + 1, bindings, via, False, encodable, consumed=True)
+        if typed is None or typed[0].kind != "returned":
+            return found
+        iterated = self.chained_link(typed, (ITERATED, None, ()))
+        return [leaf._replace(kind="mixed", when=iterated[1]) for leaf in found] if iterated is not None else []
+
+    def items(self, node: cst.BaseExpression, env: _Env, depth: int, values: bool) -> list[list[Leaf]] | None:
+        """Per item of a container (per value of a dict, with ``values``; a dict's items are otherwise its
+        keys): its tensor-valued parts; None when unknown."""
+        if depth > MAX_DEPTH:
+            return None
+        leaves = self.leaves
+        if isinstance(node, cst.Name):
+            bound = self.lookup(node.value, env)
+            if bound is None:
+                return None
+            binding, innermost = bound
+            if binding.opaque or binding.value is None or not self.is_new_container(binding.value):
+                return None
+            inner = self.items(binding.value, self.inside(node.value, binding, innermost, env), depth + 1, values)
+            if inner is None:
+                return None
+            for added in binding.added:
+                added_env = _pinned(env, added)
+                more = self.items(added.value, added_env, depth + 1, values) if added.spread \
+                    else [leaves(added.value, added_env, depth + 1, (), (), False, True)]
+                if more is None:
+                    return None
+                inner += more
+            return inner
+        is_dict = container_kind(node, self.ctx) == "dict"
+        if is_dict and not values:
+            return [[]]
+        if isinstance(node, cst.Dict):
+            per_value: list[list[Leaf]] = []
+            for entry in node.elements:
+                more = [leaves(entry.value, env, depth + 1, (), (), False, True)] \
+                    if isinstance(entry, cst.DictElement) else self.items(entry.value, env, depth + 1, True)
+                if more is None:
+                    return None
+                per_value += more
+            return per_value
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            found: list[list[Leaf]] = []
+            for item in node.elements:
+                more = self.items(item.value, env, depth + 1, False) if isinstance(item, cst.StarredElement) \
+                    else [leaves(item.value, env, depth + 1, (), (), False, True)]
+                if more is None:
+                    return None
+                found += more
+            return found
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            produced = node.value if isinstance(node, cst.DictComp) else node.elt
+            return [leaves(produced, {**env, **comprehension_env(node.for_in)}, depth + 1, (), (), False, True)]
+        if isinstance(node, cst.Call):
+            return self.call_items_leaves(node, env, depth, values)
+        return None
+
+    def call_items_leaves(self, node: cst.Call, env: _Env, depth: int, values: bool) -> list[list[Leaf]] | None:
+        """Per item of what a call gives: ``d.values()``, ``sorted(xs)``, ``dict(a=t, **other)``."""
+        called = method_call(node)
+        if called is not None and called[1] == "values" and not node.args:
+            return self.items(called[0], env, depth + 1, True)
+        qualname = self.ctx.callee(node)
+        if qualname in _DICT_CALLS:
+            found: list[list[Leaf]] = []
+            for arg in node.args:
+                more = self.items(arg.value, env, depth + 1, True) if arg.keyword is None \
+                    else [self.leaves(arg.value, env, depth + 1, (), (), False, True)]
+                if more is None:
+                    return None
+                found += more
+            return found
+        terms = builtin_terms(qualname, node) if qualname is not None else None
+        if not terms or len({repr(term) for term in terms}) != 1 or terms[0] is None:
+            return None
+        term = terms[0]
+        if term[0] not in ("list", "iter") or term[1][0] != "elem":
+            return None
+        source = positional_arg(node, term[1][1])
+        return self.items(source, env, depth + 1, False) if source is not None else None
+
+    def passed_on(self, node: cst.BaseExpression, followed: tuple[Binding, bool] | None, env: _Env, depth: int,
+                  bindings: tuple, via: tuple, encodable: bool, consumed: bool) -> list[Leaf]:
+        """The parts of a call that hands on what it is given (``asdict(row)``, ``dict(**kw)``), itself or
+        through the name bound to it (``fields = asdict(row)``)."""
+        if followed is not None and isinstance(node, cst.Name):
+            binding, innermost = followed
+            if binding.opaque or not isinstance(binding.value, cst.Call):
+                return []
+            inner_env = self.inside(node.value, binding, innermost, env)
+            return self.call_leaves(binding.value, inner_env, depth + 1, bindings + (binding,), via + (node,),
+                                    encodable, consumed) or []
+        if isinstance(node, cst.Call):
+            return self.call_leaves(node, env, depth, bindings, via, encodable, consumed) or []
+        return []
+
+    def is_new_container(self, node: cst.BaseExpression) -> bool:
+        """A literal, a comprehension or a call that builds a new list, tuple, set or dict."""
+        return container_kind(node, self.ctx) is not None
+
+    def call_leaves(self, node: cst.Call, env: _Env, depth: int, bindings: tuple, via: tuple,
+                    encodable: bool, consumed: bool = False) -> list[Leaf] | None:
+        """The parts of a call that passes its arguments' items on: ``dict(a=t, **other)``, ``list(xs)``,
+        ``sorted(xs)``, ``dataclasses.asdict(stats)``, ``d.values()``; None for any other call."""
+        qualname = self.ctx.callee(node)
+        inner: list[cst.BaseExpression] = []
+        iterated: list[cst.BaseExpression] = []  # sources whose items it takes one by one
+        if qualname in _DICT_CALLS:
+            inner = [arg.value for arg in node.args if arg.keyword is not None or arg.star == "**"]
+            first = positional_arg(node, 0)
+            inner += [first] if first is not None else []
+        elif qualname is not None and qualname in _FIELD_READERS:
+            instance = positional_arg(node, 0)
+            return self.field_leaves(instance, env, depth, bindings, via) if instance is not None else None
+        elif qualname is not None:
+            terms = builtin_terms(qualname, node)
+            if not terms or any(not isinstance(term, list) or term[0] not in ("list", "iter") for term in terms):
+                return None
+            for term in terms:
+                assert term is not None
+                element = term[1]
+                # An item of an argument, a tuple of such items (``zip``, ``enumerate``), or a plain value.
+                parts = element[1] if element[0] == "tuple" else [element]
+                for part in parts:
+                    source = positional_arg(node, part[1]) if part[0] == "elem" else None
+                    if source is None and part[0] != "value":
+                        return None
+                    iterated += [source] if source is not None else []
+            encodable = encodable and (consumed or qualname not in ("builtins.set", "builtins.frozenset", "builtins.iter",
+                                                       "builtins.reversed", "builtins.enumerate", "builtins.zip"))
+        else:
+            called = method_call(node)
+            if called is None or called[1] not in (*ITEM_VIEWS, "_asdict") or not positional(node) == []:
+                return None
+            if called[1] == "_asdict":
+                return self.field_leaves(called[0], env, depth, bindings, via)
+            inner = [called[0]]  # a view or copy holds what its dict holds
+        return [*(leaf for value in inner for leaf in self.leaves(value, env, depth + 1, bindings, via, False, encodable)),
+                *(leaf for source in iterated for leaf in self.iterated_leaves(source, env, depth, bindings, via, encodable))]
+
+    def field_leaves(self, instance: cst.BaseExpression, env: _Env, depth: int, bindings: tuple,
+                     via: tuple) -> list[Leaf] | None:
+        """The tensor-valued fields of an instance (``asdict(stats)``): the arguments the call that built
+        it passed, and the fields its class declares or assigns tensors (asked of the index)."""
+        built = self.ctx.value_of(instance)
+        if not isinstance(built, cst.Call):
+            return None
+        cls = self.ctx.callee(built)
+        if cls in _REPLACERS and built.args and built.args[0].keyword is None:  # ``replace(stats, loss=t)``
+            replaced = self.field_leaves(built.args[0].value, env, depth + 1, bindings, via)
+            return [*(replaced or []), *(leaf for arg in built.args[1:]
+                                         for leaf in self.leaves(arg.value, env, depth + 1, bindings, via, False, True))]
+        if cls is None or not may_be_project(cls):
+            return None
+        found = [leaf for arg in built.args
+                 for leaf in self.leaves(arg.value, env, depth + 1, bindings, via, False, True)]
+        if self.deferred:
+            found.append(Leaf(instance, "holds", frozenset({TensorFields(cls)}), bindings, via, False))
+        return found
+
+    # ----- items of containers -----
+    def element_type(self, iterated: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
+        """What one item of ``iterated`` is: what ``for x in iterated`` binds, what ``max(iterated)`` gives."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(iterated, cst.Name):
+            found = self.lookup(iterated.value, env)
+            if found is None:
+                return None
+            binding, innermost = found
+            if binding.value is not None and not binding.opaque and self.is_new_container(binding.value):
+                if container_kind(binding.value, self.ctx) == "dict":
+                    return None  # a dict's items are its keys
+                inner_env = self.inside(iterated.value, binding, innermost, env)
+                parts = [self.element_type(binding.value, inner_env, depth + 1) if binding.value is not None else None]
+                parts += [self.element_type(a.value, _pinned(env, a), depth + 1) if a.spread
+                          else self.typed(a.value, _pinned(env, a), depth + 1) for a in binding.added]
+                return _combine(parts)
+        if isinstance(iterated, (cst.List, cst.Tuple, cst.Set)):
+            return _combine([self.element_type(e.value, env, depth + 1) if isinstance(e, cst.StarredElement)
+                             else self.typed(e.value, env, depth + 1) for e in iterated.elements])
+        if isinstance(iterated, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self.typed(iterated.elt, {**env, **comprehension_env(iterated.for_in)}, depth + 1)
+        if isinstance(iterated, (cst.Dict, cst.DictComp)):
+            return None
+        if isinstance(iterated, cst.Call):
+            item = self.call_items(iterated, env, depth)
+            if item is not _NOT_A_CONTAINER_CALL:
+                return item  # type: ignore[return-value]
+        typed = self.typed(iterated, env, depth)
+        if typed is None:
+            return None
+        value, when = typed
+        if value.kind == "object" and value.cls is not None and not self.overridden(value, "__iter__"):
+            element = {"td_iter": "tensordict", "tensor_iter": "mixed"}.get(self.model.method(value.cls, "__iter__"))
+        else:
+            element = item_kind(value.kind)
+        return (ValueType(element), when) if element else None
+
+    def call_items(self, call: cst.Call, env: _Env, depth: int) -> _Typed | object:
+        """One item of what a container-making call gives (``sorted(xs)``, ``d.values()``, ``zip(a, b)``'s
+        tuples are not single items); ``_NOT_A_CONTAINER_CALL`` for other calls."""
+        qualname = self.ctx.callee(call)
+        if qualname is not None:
+            terms = builtin_terms(qualname, call)
+            if terms is None:
+                return _NOT_A_CONTAINER_CALL
+            return _combine_alternatives([self.term_item(term, call, env, depth) for term in terms])
+        called = method_call(call)
+        if called is not None and called[1] == "values" and not call.args:
+            return self.dict_value(called[0], env, depth + 1)
+        return _NOT_A_CONTAINER_CALL
+
+    def term_item(self, term: Term | None, call: cst.Call, env: _Env, depth: int) -> _Typed:
+        """One item of the container a typeshed term describes."""
+        if term is None or term[0] not in ("list", "iter"):
+            return None
+        return self.term_type(term[1], call, env, depth)
+
+    def term_type(self, term: Term | None, call: cst.Call, env: _Env, depth: int) -> _Typed:
+        """The value a typeshed term describes, for this call's arguments."""
+        if term is None or term[0] == "value" or depth > MAX_DEPTH:
+            return None
+        if term[0] == "arg":
+            return _combine([self.typed(arg, env, depth + 1) for arg in term_args(term, call)])
+        source = positional_arg(call, term[1]) if term[0] in ("elem", "same") else None
+        if term[0] == "elem" and source is not None:
+            return self.element_type(source, env, depth + 1)
+        if term[0] == "same" and source is not None:  # ``abs(t)``, ``round(t)``: a tensor's own dunder
+            typed = self.typed(source, env, depth + 1)
+            if typed is not None and typed[0].kind == "returned":
+                return self.returned_operand((source,), env, depth)
+            return typed if typed is not None and typed[0].kind == "tensor" else None
+        if term[0] in ("list", "iter"):
+            item = self.term_type(term[1], call, env, depth + 1)
+            return (ValueType("tensors"), item[1]) if item is not None and item[0].kind == "tensor" else None
+        return None
+
+    def dict_value(self, node: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
+        """What one value of a dict is: ``d.values()``, ``for k, v in d.items()``."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(node, cst.Name):
+            found = self.lookup(node.value, env)
+            if found is None:
+                return None
+            binding, innermost = found
+            if binding.value is not None and not binding.opaque and self.is_new_container(binding.value):
+                inner_env = self.inside(node.value, binding, innermost, env)
+                parts = [self.dict_value(binding.value, inner_env, depth + 1)]
+                parts += [self.dict_value(a.value, _pinned(env, a), depth + 1) if a.spread
+                          else self.typed(a.value, _pinned(env, a), depth + 1) for a in binding.added]
+                return _combine(parts)
+        if isinstance(node, cst.Dict):
+            return _combine([self.dict_value(e.value, env, depth + 1) if isinstance(e, cst.StarredDictElement)
+                             else self.typed(e.value, env, depth + 1) for e in node.elements])
+        if isinstance(node, cst.DictComp):
+            return self.typed(node.value, {**env, **comprehension_env(node.for_in)}, depth + 1)
+        if isinstance(node, cst.Call) and self.ctx.callee(node) in _DICT_CALLS:
+            parts = [self.dict_value(arg.value, env, depth + 1) if arg.star == "**" or arg.keyword is None
+                     else self.typed(arg.value, env, depth + 1) for arg in node.args]
+            return _combine(parts)
+        typed = self.typed(node, env, depth)
+        element = value_kind(typed[0].kind) if typed is not None else None
+        return (ValueType(element), typed[1]) if typed is not None and element else None
+
+    def unpacked_item(self, iterated: cst.BaseExpression, position: int, env: _Env, depth: int) -> _Typed:
+        """Item ``position`` of each item of ``iterated``: ``for k, v in d.items()``, ``enumerate(xs)``, ``zip(a, b)``."""
+        if not isinstance(iterated, cst.Call) or depth > MAX_DEPTH:
+            return None
+        called = method_call(iterated)
+        if called is not None and called[1] == "items" and not iterated.args:
+            return self.dict_value(called[0], env, depth + 1) if position == 1 else None
+        qualname = self.ctx.callee(iterated)
+        terms = builtin_terms(qualname, iterated) if qualname is not None else None
+        if not terms:
+            return None
+        found = []
+        for term in terms:
+            if term is None or term[0] not in ("list", "iter") or term[1][0] != "tuple" or position >= len(term[1][1]):
+                return None
+            found.append(self.term_type(term[1][1][position], iterated, env, depth + 1))
+        return _combine_alternatives(found)
 
     def followed(self, node: cst.BaseExpression, env: _Env) -> tuple[Binding, bool] | None:
         """The binding a name leaf was read from."""
@@ -448,7 +869,8 @@ class _Inference:
             if isinstance(node.operator, cst.Modulo) and isinstance(
                     node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
                 return None  # "%s" % t is a string
-            return _either(self.tensor(node.left, env, depth), self.tensor(node.right, env, depth))
+            return _either(self.tensor(node.left, env, depth), self.tensor(node.right, env, depth)) \
+                or self.returned_operand((node.left, node.right), env, depth)
         if isinstance(node, cst.UnaryOperation):
             return None if isinstance(node.operator, cst.Not) else _as_tensor(self.tensor(node.expression, env, depth))
         if isinstance(node, cst.Comparison):
@@ -459,6 +881,18 @@ class _Inference:
         if isinstance(node, cst.IfExp):
             body, orelse = self.tensor(node.body, env, depth), self.tensor(node.orelse, env, depth)
             return (ValueType("tensor"), _CERTAIN) if body == _CERTAIN and orelse == _CERTAIN else None
+        return None
+
+    def returned_operand(self, operands: tuple[cst.BaseExpression, ...], env: _Env, depth: int) -> _Typed:
+        """``scale(x) * 2``: arithmetic on what a project call gives is a tensor when that is one."""
+        for operand in operands:
+            typed = self.typed(operand, env, depth + 1)
+            if typed is not None and typed[0].kind == "returned":
+                conditions = [c for c in typed[1] if isinstance(c, Returns)]
+                if len(conditions) == 1 and len(typed[1]) == 1 and len(conditions[0].chain) < _MAX_CHAIN:
+                    first = conditions[0]
+                    return ValueType("returned"), frozenset(
+                        {Returns(first.qualname, first.args, first.chain + ((_ARITHMETIC, None, ()),))})
         return None
 
     def tensor(self, node: cst.BaseExpression, env: _Env, depth: int) -> frozenset[Condition] | None:
@@ -476,24 +910,18 @@ class _Inference:
             if annotated is not None:
                 return annotated, _CERTAIN
         inner_env = self.inside(node.value, binding, innermost, env)
+        if binding.assumed is not None:  # a parameter, while a summary is computed
+            return _ASSUMED.get(binding.assumed, ValueType(binding.assumed)), _CERTAIN
         if binding.iterated is not None:
+            if binding.position is not None:
+                return self.unpacked_item(binding.iterated, binding.position, inner_env, depth + 1)
             return self.element_type(binding.iterated, inner_env, depth + 1)
-        if binding.value is None or binding.opaque or _is_container(binding.value):
+        if binding.unpacked is not None and isinstance(binding.unpacked[0], (cst.Tuple, cst.List)):
+            item = literal_item(*binding.unpacked)  # ``a, b = torch.ones(2), torch.zeros(2)``
+            return self.typed(item, inner_env, depth + 1) if item is not None else None
+        if binding.value is None or binding.opaque or self.is_new_container(binding.value):
             return None
         return self.typed(binding.value, inner_env, depth + 1)
-
-    def element_type(self, iterated: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
-        """What ``for x in iterated`` binds ``x`` to."""
-        typed = self.typed(iterated, env, depth)
-        if typed is None:
-            return None
-        value, when = typed
-        if value.kind == "object" and value.cls is not None and not self.overridden(value, "__iter__"):
-            element = {"td_iter": "tensordict", "tensor_iter": "mixed"}.get(self.model.method(value.cls, "__iter__"))
-        else:
-            element = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed",
-                       "td_iter": "tensordict"}.get(value.kind)
-        return (ValueType(element), when) if element else None
 
     def call_type(self, node: cst.Call, env: _Env, depth: int) -> _Typed:
         qualname = self.ctx.callee(node)
@@ -505,18 +933,31 @@ class _Inference:
             if method in _bulk_methods() and self.is_self_or_attr(receiver, env):
                 return self.bulk_type(receiver, method, env)
             typed = self.typed(receiver, env, depth + 1)
-            if typed is not None and typed[0].kind != "returned":  # a project call's result: its class decides
+            if typed is not None and typed[0].kind == "returned":  # a project call's result: the index follows on
+                return self.chained(typed, method, node, env, depth)
+            if typed is not None:
                 found = self.method_type(typed[0], method, node)
                 if found is not None:
                     return found, typed[1]
                 # ``net.weights()`` on a project class deriving from a library one: its own method's result.
-                return self.project_call(f"{typed[0].project}.{method}") if typed[0].project else None
+                if typed[0].project or not typed[1]:
+                    return self.project_call(f"{typed[0].project}.{method}", node, env, depth) \
+                        if typed[0].project else None
             if method in _bulk_methods():
                 return self.bulk_type(receiver, method, env)
             owner = self.project_instance(receiver, env) if self.deferred else None
             if owner is not None:  # ``self.weights()``, ``Agent().weights()``: what the method returns
-                return self.project_call(f"{owner}.{method}")
+                return self.project_call(f"{owner}.{method}", node, env, depth)
+        inlined = self.inlined_call(node, env, depth)
+        if inlined is not None:
+            return inlined
         callable_ = self.attr_object(node.func) or self.typed(node.func, env, depth + 1)
+        if callable_ is not None and callable_[0].kind == "returned":  # ``make_net()(x)``, ``ValueNet()(x)``
+            return self.chained(callable_, "()", node, env, depth)
+        if callable_ is not None and callable_[0].project is not None:
+            own = self.own_call(callable_[0], node, env, depth)
+            if own is not None:
+                return own
         if callable_ is not None and callable_[0].kind == "object":
             found = self.object_call(callable_[0], node, env, depth)
             return (found, callable_[1]) if found is not None else None
@@ -526,15 +967,17 @@ class _Inference:
         if qualname in _COPIES:  # list(model.parameters()), dict(state), sorted(losses)
             args = positional(node)
             inner = self.typed(args[0].value, env, depth + 1) if len(args) == 1 else None
-            if inner is None or inner[0].kind not in ("tensors", "tensor_iter", "bulk"):
-                return None
-            return ValueType("bulk" if inner[0].kind == "tensor_iter" else inner[0].kind), inner[1]
+            if inner is not None and inner[0].kind in ("tensors", "tensor_iter", "bulk"):
+                return ValueType("bulk" if inner[0].kind == "tensor_iter" else inner[0].kind), inner[1]
+        terms = builtin_terms(qualname, node)
+        if terms is not None:  # ``max(losses)``, ``abs(t)``, ``sorted(xs)``: from typeshed's stubs
+            return _combine_alternatives([self.term_type(term, node, env, depth) for term in terms])
         spec = self.model.function(qualname)
         if isinstance(spec, str) and spec.startswith("@"):
             value = self.instance(spec[1:])
             return (value, _CERTAIN) if value is not None else None
         if spec is None:
-            return self.static_type(qualname, node) or self.project_call(qualname)
+            return self.static_type(qualname, node) or self.project_call(qualname, node, env, depth)
         kind = _kind_of_call(spec, node)
         return (ValueType(kind), _CERTAIN) if kind is not None else None
 
@@ -548,34 +991,112 @@ class _Inference:
         found = self.method_type(cls, method, node) if cls is not None else None
         return (found, _CERTAIN) if found is not None else None
 
-    def project_call(self, qualname: str) -> _Typed:
-        """What a call of a project function or method gives: asked of the complete index (deferred only)."""
+    def project_call(self, qualname: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        """What a call of a project function or method gives: asked of the complete index (deferred only),
+        with the kinds of the arguments it passes."""
         if not self.deferred or not may_be_project(qualname):
             return None
-        return ValueType("returned"), frozenset({Returns(qualname)})
+        return ValueType("returned"), frozenset({Returns(qualname, self.arg_kinds(node, env, depth))})
+
+    def inlined_call(self, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        """Calling a name bound to a lambda (its body, with the parameters given the arguments' kinds) or
+        to ``functools.partial(f, ...)`` (``f`` called with the bound arguments, then these)."""
+        if not isinstance(node.func, cst.Name) or depth > MAX_DEPTH:
+            return None
+        found = self.lookup(node.func.value, env)
+        if found is None or found[0].opaque or found[0].value is None:
+            return None
+        bound, inner_env = found[0].value, self.inside(node.func.value, found[0], found[1], env)
+        if isinstance(bound, cst.Call) and self.ctx.callee(bound) == "functools.partial" and bound.args \
+                and bound.args[0].keyword is None and not bound.args[0].star:
+            given, bound_args = list(node.args), list(bound.args[1:])
+            if any(arg.star for arg in (*given, *bound_args)):
+                return None
+            keywords = {arg.keyword.value for arg in given if arg.keyword is not None}
+            merged = cst.Call(func=bound.args[0].value, args=[  # what the partial passes: its own arguments first
+                *(a for a in bound_args if a.keyword is None), *(a for a in given if a.keyword is None),
+                *(a for a in bound_args if a.keyword is not None and a.keyword.value not in keywords),
+                *(a for a in given if a.keyword is not None)])
+            return self.typed(merged, inner_env, depth + 1)
+        if isinstance(bound, cst.Lambda) and not any(arg.star or arg.keyword for arg in node.args):
+            from rlguard.engine.context import Binding  # context imports this module at load time
+
+            params = bound.params.params
+            if isinstance(bound.params.star_arg, (cst.Param, cst.ParamStar)) or bound.params.kwonly_params \
+                    or bound.params.star_kwarg is not None or len(params) != len(node.args):
+                return None
+            lambda_env, passed = dict(inner_env), set[Condition]()
+            for param, arg in zip(params, node.args, strict=True):
+                typed = self.typed(arg.value, env, depth + 1)
+                kind = typed[0].kind if typed is not None else None
+                if typed is not None and typed[1]:  # a kind under conditions: the result is under them too
+                    passed |= typed[1]
+                    kind = "tensor" if kind == "returned" else kind  # what a project call gives: taken as a tensor
+                lambda_env[param.name.value] = (Binding(assumed=kind), True) if kind is not None else None
+            result = self.typed(bound.body, lambda_env, depth + 1)
+            return (result[0], result[1] | passed) if result is not None else None
+        return None
+
+    def chained(self, typed: _Typed, method: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        """A call on what a project call gives (``make_net()(x).mean()``): the index follows the chain."""
+        return self.chained_link(typed, (method, frozen_shape(node), self.arg_kinds(node, env, depth)))
+
+    def chained_link(self, typed: _Typed, link: tuple[str, Shape, ArgKinds]) -> _Typed:
+        """What a project call gives, followed by one more call or attribute read (``Returns.chain``)."""
+        assert typed is not None
+        conditions = [c for c in typed[1] if isinstance(c, Returns)]
+        if len(conditions) != 1 or len(typed[1]) != 1 or len(conditions[0].chain) >= _MAX_CHAIN:
+            return None
+        first = conditions[0]
+        return ValueType("returned"), frozenset({Returns(first.qualname, first.args, first.chain + (link,),
+                                                         first.attribute)})
+
+    def own_call(self, value: ValueType, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        """Calling an instance of a project class of this file that defines ``__call__``, or an ``nn.Module``
+        subclass defining ``forward``: what that method returns."""
+        assert value.project is not None
+        if self.overridden(value, "__call__"):
+            return self.project_call(f"{value.project}.__call__", node, env, depth)
+        if self.overridden(value, "forward") and self.model.class_kind(value.cls or "") in ("module", "tdmodule"):
+            return self.project_call(f"{value.project}.forward", node, env, depth)
+        return None
+
+    def arg_kinds(self, node: cst.Call, env: _Env, depth: int) -> ArgKinds:
+        """(position or keyword, kind) of a call's arguments that are certainly tensors or TensorDicts."""
+        found: list[tuple[int | str, str | Returns | KindIf]] = []
+        position = 0
+        for arg in node.args:
+            if arg.star:
+                break  # later positions are unknown
+            typed = self.typed(arg.value, env, depth + 1) or self.container_type(arg.value, env, depth + 1)
+            kind: str | Returns | KindIf | None = arg_kind(typed[0]) if typed is not None and not typed[1] else None
+            condition = next(iter(typed[1])) if typed is not None and len(typed[1]) == 1 else None
+            if typed is not None and typed[0].kind == "returned" and isinstance(condition, Returns):
+                kind = condition  # what a project call gives: the index answers it
+            elif typed is not None and typed[1] and arg_kind(typed[0]) is not None:  # ``[scale(t)]``, ``half(scale(t))``
+                kind = KindIf(arg_kind(typed[0]) or "", typed[1])
+            slot: int | str = arg.keyword.value if arg.keyword is not None else position
+            if kind is not None:
+                found.append((slot, kind))
+            position += arg.keyword is None
+        return tuple(found)
+
+    def container_type(self, node: cst.BaseExpression, env: _Env, depth: int) -> _Typed:
+        """A new container (or a name bound to one) holding tensors: "holds", with its type, under the
+        conditions its parts are tensor-valued under (certainly when one part is)."""
+        container = container_kind(self.ctx.value_of(node), self.ctx)
+        found = self.leaves(node, env, depth, (), (), True, True) if container is not None else []
+        if not found:
+            return None
+        certain = any(leaf.certain for leaf in found)
+        return ValueType("holds", container=container), _CERTAIN if certain else frozenset().union(
+            *(leaf.when for leaf in found))
 
     def method_type(self, receiver: ValueType, method: str, node: cst.Call) -> ValueType | None:
         """What ``receiver.method(...)`` gives."""
-        if receiver.kind == "object":
-            if receiver.cls is None or self.overridden(receiver, method):
-                return None
-            kind = _kind_of_call(self.model.method(receiver.cls, method), node)
-            if kind == "self":
-                return receiver
-            return ValueType(kind) if kind is not None else None
-        if receiver.kind in ("mixed", "entry"):  # a tensor or a TensorDict: the result holds tensors if it does for both
-            as_tensor = self.method_type(ValueType("tensor"), method, node)
-            if as_tensor is None or as_tensor.kind not in _HOLDS_TENSORS:
-                return None
-            as_tensordict = self.method_type(ValueType("tensordict"), method, node)
-            return as_tensor if as_tensor == as_tensordict else ValueType("mixed")
-        cls = receiver.cls or {"tensor": TENSOR, "tensordict": TENSORDICT, "losses": TENSORDICT}.get(receiver.kind)
-        if cls is None:
+        if receiver.kind == "object" and (receiver.cls is None or self.overridden(receiver, method)):
             return None
-        kind = _kind_of_call(self.model.method(cls, method), node)
-        if kind == "self":
-            return receiver
-        return ValueType(kind) if kind is not None else None
+        return _method_value(receiver, method, call_shape(node))
 
     def object_call(self, value: ValueType, node: cst.Call, env: _Env, depth: int) -> ValueType | None:
         """Calling an object: a TensorDict module or a loss gives a TensorDict; another module given
@@ -600,9 +1121,21 @@ class _Inference:
         return typed is not None and not typed[1] and typed[0].kind in _HOLDS_TENSORS
 
     def subscript_type(self, node: cst.Subscript, env: _Env, depth: int) -> _Typed:
+        index = constant_index(node)
+        if index is not None and isinstance(node.value, cst.Name):  # ``pair[1] for pair in enumerate(xs)``
+            found = self.lookup(node.value.value, env)
+            if found is not None and found[0].iterated is not None and found[0].position is None:
+                inner_env = self.inside(node.value.value, found[0], found[1], env)
+                return self.unpacked_item(found[0].iterated, index, inner_env, depth + 1)
         inner = self.typed(node.value, env, depth + 1)
         if inner is None:
             return None
+        if is_full_slice(node) and inner[0].kind in ("tensor", "tensors", "tensordict", "returned"):
+            return inner  # ``x[:]``: the same kind of value (a project call's: the index answers it)
+        if any(isinstance(element.slice, cst.Slice) for element in node.slice):
+            # A part of a tensor, or of a list whose every item is one (``sorted(xs)[:3]``), is the same
+            # kind; a part of anything else may leave its tensors out. Never one item.
+            return inner if inner[0].kind in ("tensor", "tensors", "tensordict") else None
         element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
                    "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None
@@ -613,12 +1146,18 @@ class _Inference:
             cls = self.ctx.current_class
             if cls is None:
                 return None
-            if self.deferred:
-                return ValueType("tensor"), frozenset({TensorAttr(cls.qualname, attr)})
+            if self.deferred:  # an attribute the class assigns a tensor, or a property that gives one
+                return ValueType("tensor"), frozenset({TensorAttr(cls.qualname, attr),
+                                                       Returns(f"{cls.qualname}.{attr}", attribute=True)})
             return (ValueType("tensor"), _CERTAIN) if any(f.tensor for f in cls.attrs.get(attr, ())) else None
         name = node.attr.value
         inner = self.typed(node.value, env, depth + 1)
+        if inner is not None and inner[0].kind == "returned":  # ``Stats().summary``: the index reads on
+            return self.chained_link(inner, ("." + name, None, ()))
         if inner is None:
+            owner = self.project_instance(node.value, env) if self.deferred else None
+            if owner is not None and may_be_project(owner):  # ``stats.summary``: a property of a project class
+                return ValueType("returned"), frozenset({Returns(f"{owner}.{name}", attribute=True)})
             return None
         if inner[0].kind == "tensor" and self.model.attribute(TENSOR, name) == "tensor":
             return ValueType("tensor"), inner[1]
@@ -643,6 +1182,12 @@ class _Inference:
         if isinstance(receiver, cst.Name) and receiver.value in env:
             return None  # a comprehension's or an older binding's value: unknown
         instance = self.ctx.instance_of(receiver)
+        if instance is not None and instance.kind == "self-attr" and instance.attr is not None:
+            cls = self.ctx.current_class  # ``self.tracker = Tracker()`` in another method of the class
+            callees = {fact.callee for fact in cls.attrs.get(instance.attr, ())} if cls is not None else set()
+            return callees.pop() if len(callees) == 1 and None not in callees else None
+        if instance is not None and instance.kind == "annotated" and len(instance.names) == 1:
+            return instance.names[0]  # ``def save(c: Child)``
         if instance is None or instance.kind not in ("self", "built"):
             return None
         return instance.names[0]
@@ -689,37 +1234,66 @@ class _Inference:
         return self.ctx.callee(node) if isinstance(node, cst.Call) else None
 
 
-def _is_container(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
-                             cst.GeneratorExp))
+def _pinned(env: _Env, added: Added) -> _Env:
+    """The environment an added value is read in: its names as they were bound where it was added."""
+    return {**env, **dict(added.names)} if added.names else env
+
+
+def holds_tensors_kind(kind: str) -> bool:
+    return kind in _HOLDS_TENSORS
+
+
+def _combine(parts: list[_Typed]) -> _Typed:
+    """One value for items of these types (``combined_kind``), under all their conditions; None when any
+    is unknown. A container with no items gives "empty", which holds nothing and joins any other kind."""
+    if any(part is None for part in parts):
+        return None
+    known = [part for part in parts if part is not None and part[0].kind != "empty"]
+    if not known:
+        return ValueType("empty"), _CERTAIN
+    kind = combined_kind([part[0].kind for part in known])
+    if kind is None:
+        return None
+    return ValueType(kind), frozenset().union(*(part[1] for part in known))
+
+
+def _combine_alternatives(found: list[_Typed]) -> _Typed:
+    """The value of a call whose fitting overloads give these: the one kind they agree on, ignoring
+    overloads whose result holds no tensor (``sum``'s overload for ``bool`` items)."""
+    holding = [typed for typed in found if typed is not None and typed[0].kind in _HOLDS_TENSORS]
+    if not holding or any(typed[0] != holding[0][0] for typed in holding):
+        return None
+    return holding[0]
+
+
+_NOT_A_CONTAINER_CALL = object()
+_MAX_CHAIN = 6  # calls followed on a project call's result
+_ARITHMETIC = "<arithmetic>"  # a link of ``Returns.chain``: an operator applied to the value
+ITERATED = "<iterated>"  # a link of ``Returns.chain``: the value's items taken one by one, together
+# The kinds a summary assumes its parameters to have, and the argument kinds that give them.
+# A container holding tensors is given as a dict ("holds-dict", whose items taken one by one are its keys)
+# or as another container ("holds-list").
+SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict")
+_ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
+_ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict")}
+
+
+def arg_kind(value: ValueType) -> str | None:
+    """The summary kind (``SUMMARY_KINDS``) an argument of this value gives its parameter; None when none."""
+    if value.kind == "holds" and value.container is not None:
+        return "holds-dict" if value.container == "dict" else "holds-list"
+    return _ARG_KINDS.get(value.kind)
+# Calls that build a dict from their arguments' items and their keywords.
+_DICT_CALLS = frozenset({"builtins.dict", "collections.OrderedDict"})
+# Functions that give a copy of an instance with some fields replaced.
+_REPLACERS = frozenset({"dataclasses.replace", "attr.evolve", "attrs.evolve", "copy.replace"})
+# Functions whose result holds the fields of the instance they are given.
+_FIELD_READERS = frozenset({"dataclasses.asdict", "dataclasses.astuple", "attr.asdict", "attr.astuple",
+                            "attrs.asdict", "attrs.astuple", "builtins.vars"})
 
 
 def _is_ellipsis(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Ellipsis)
-
-
-def _comprehension_env(comp_for: cst.CompFor | None) -> _Env:
-    """The names a comprehension binds: a plain name iterates its ``in`` part; others are unknown."""
-    from rlguard.engine.context import Binding  # context imports this module at load time
-
-    env: _Env = {}
-    while comp_for is not None:
-        if isinstance(comp_for.target, cst.Name):
-            env[comp_for.target.value] = (Binding(opaque=True, iterated=comp_for.iter), True)
-        else:
-            env.update({name: None for name in _target_names(comp_for.target)})
-        comp_for = comp_for.inner_for_in
-    return env
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def _as_tensor(when: frozenset[Condition] | None) -> _Typed:
@@ -734,133 +1308,3 @@ def _either(*whens: frozenset[Condition] | None) -> _Typed:
     if any(not when for when in known):
         return ValueType("tensor"), _CERTAIN
     return ValueType("tensor"), frozenset().union(*known)
-
-
-class ForwardReference(NamedTuple):
-    """A string in an annotation that spells a type, and the expression it spells."""
-
-    literal: cst.SimpleString
-    expression: cst.BaseExpression
-
-
-def forward_references(annotation: cst.BaseExpression) -> list[ForwardReference]:
-    """The strings of an annotation that are types: the annotation itself, or a type argument.
-
-    ``Literal[...]`` values and ``Annotated[...]`` metadata are strings, not types. A string
-    with escapes or prefixes, or one that is not an expression, is left out.
-    """
-    found: list[ForwardReference] = []
-
-    def walk(node: cst.BaseExpression, is_type: bool) -> None:
-        if isinstance(node, cst.SimpleString):
-            expression = _parse_reference(node) if is_type else None
-            if expression is not None:
-                found.append(ForwardReference(node, expression))
-        elif isinstance(node, cst.Subscript):
-            origin = (dotted_name(node.value) or "").rpartition(".")[2]
-            if origin != "Literal":
-                for position, subscript in enumerate(node.slice):
-                    if isinstance(subscript.slice, cst.Index):
-                        walk(subscript.slice.value, not (origin == "Annotated" and position > 0))
-        elif isinstance(node, cst.BinaryOperation):  # X | "Y"
-            walk(node.left, True)
-            walk(node.right, True)
-        elif isinstance(node, (cst.List, cst.Tuple)):  # Callable[["X"], "Y"]
-            for element in node.elements:
-                walk(element.value, True)
-
-    walk(annotation, True)
-    return found
-
-
-def annotated_type(annotation: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The type an annotation spells: a string annotation's parsed content, else itself."""
-    return _parse_reference(annotation) if isinstance(annotation, cst.SimpleString) else annotation
-
-
-_UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})
-
-
-def type_alternatives(annotation: cst.BaseExpression, ctx: FileContext, depth: int = 0) -> list[cst.BaseExpression]:
-    """The types an annotation admits: the members of ``Optional[...]``, ``Union[...]`` and
-    ``X | Y``, or the annotation itself; strings read as the types they spell."""
-    spelled = annotated_type(annotation)
-    if spelled is None or depth > 4:
-        return []
-    if isinstance(spelled, cst.Subscript) and ctx.qualname(spelled.value) in _UNIONS:
-        members = [element.slice.value for element in spelled.slice if isinstance(element.slice, cst.Index)]
-    elif isinstance(spelled, cst.BinaryOperation) and isinstance(spelled.operator, cst.BitOr):
-        members = [spelled.left, spelled.right]
-    else:
-        return [spelled]
-    return [alternative for member in members for alternative in type_alternatives(member, ctx, depth + 1)]
-
-
-def _parse_reference(literal: cst.SimpleString) -> cst.BaseExpression | None:
-    if literal.prefix or "\\" in literal.raw_value:
-        return None
-    try:
-        return cst.parse_expression(literal.raw_value)
-    except cst.ParserSyntaxError:
-        return None
-
-
-def literal_items(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """What an argument passes: itself, or the items of a list, tuple or dict literal."""
-    if isinstance(value, (cst.List, cst.Tuple)):
-        yield from (e.value for e in value.elements if isinstance(e, cst.Element))
-    elif isinstance(value, cst.Dict):
-        yield from (e.value for e in value.elements if isinstance(e, cst.DictElement))
-    else:
-        yield value
-
-
-def loaded_names(root: cst.CSTNode, names: frozenset[str]) -> list[cst.Name]:
-    """Every read of one of ``names`` under ``root``: not assignment targets, attributes, keywords,
-    parameters, imports or definitions. Reads inside nested functions count (they may be closures)."""
-    from rlguard.engine.traversal import iter_nodes
-
-    written: set[int] = set()
-    found = []
-    for node in iter_nodes(root):  # parents come before their children
-        if isinstance(node, cst.Name):
-            if node.value in names and id(node) not in written:
-                found.append(node)
-            continue
-        for target in _written_by(node):
-            written.update(id(name) for name in _target_name_nodes(target))
-    return found
-
-
-def _written_by(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The children of ``node`` that name something rather than read it."""
-    if isinstance(node, cst.Attribute):
-        return [node.attr]
-    if isinstance(node, cst.Arg):
-        return [node.keyword] if node.keyword is not None else []
-    if isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
-        return [node.name]
-    if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-        return [node.target]
-    if isinstance(node, cst.AsName):
-        return [node.name]
-    if isinstance(node, cst.ImportAlias):
-        dotted: list[cst.CSTNode] = []
-        part: cst.CSTNode = node.name
-        while isinstance(part, cst.Attribute):
-            dotted.append(part.attr)
-            part = part.value
-        return [*dotted, part]
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return [item.name for item in node.names]
-    return []
-
-
-def _target_name_nodes(target: cst.CSTNode) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_name_nodes(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_name_nodes(target.value)
-    return []

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from rlguard.config import Config
 from rlguard.engine.analyze import Analysis, Settings, analyze_bytes, locate
 from rlguard.engine.findings import Finding, Fix
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.lazy import cst
+from rlguard.engine.libraries import tree_of
 from rlguard.engine.parse import ParseError, decode, parse
-from rlguard.engine.suppress import is_suppressed
 from rlguard.fix.apply import apply_fixes, non_overlapping
+
+if TYPE_CHECKING:
+    from rlguard.config import Config  # the fixer is handed one; it reads no configuration itself
 
 MAX_PASSES = 4  # fixes that enable further fixes settle within a couple of passes
 
@@ -37,25 +41,17 @@ class FixRequest:
     index: ProjectIndex | None
     unsafe: bool
     config: Config  # for per-file-ignores
+    unused_noqa: bool = False  # also take unused codes out of suppression comments (RLG100)
 
 
 def standing_findings(analysis: Analysis, request: FixRequest) -> list[tuple[Finding, Fix | None]]:
-    """Findings that survive requirements, suppressions and per-file ignores, with their fixes."""
-    from rlguard.engine.runner import resolve
+    """The findings that stand (the engine's one answer, as ``check`` gives it), with their fixes."""
+    from rlguard.engine.standing import standing
 
-    result = analysis.result
-    ignored = request.config.ignored_codes(result.path)
-    kept = []
-    fixes = [report.fix for _, report in analysis.reports]
-    fixes += [None] * (len(result.pending) - len(fixes))  # engine findings (RLG000/RLG999) have no report
-    for pending, fix in zip(result.pending, fixes, strict=False):
-        finding = resolve(pending, request.index, request.settings.options) if request.index else pending.finding
-        if finding is None or any(finding.code.startswith(c) for c in ignored):
-            continue
-        kept.append((pending._replace(finding=finding), fix))
-    located = locate(analysis, [pending for pending, _ in kept])
-    return [(pending.finding, fix) for pending, (_, fix) in zip(located, kept, strict=False)
-            if not is_suppressed(pending.finding.code, pending.finding.line, result.suppressions)]
+    kept = standing(analysis.result, request.index, request.settings.options, request.config,
+                    functools.partial(locate, analysis))
+    # Engine findings (RLG000/RLG999) come from no rule's report, and have no fix.
+    return [(p.finding, analysis.reports[p.report][1].fix if p.report >= 0 else None) for p in kept]
 
 
 def fix_file(path: str, request: FixRequest) -> FileFix:
@@ -70,6 +66,8 @@ def fix_file(path: str, request: FixRequest) -> FileFix:
 def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
     """Fix ``data`` as the content of ``path`` (which need not exist: stdin, an editor buffer)."""
     outcome = FileFix(path, original=data)
+    if tree_of(path, request.config.root) is not None:  # a vendored library is its authors' code
+        return outcome
     current = data
     failed: set[str] = set()
     for _ in range(MAX_PASSES):
@@ -81,17 +79,52 @@ def fix_bytes(path: str, data: bytes, request: FixRequest) -> FileFix:
         chosen = non_overlapping(wanted, analysis.module)
         new_bytes = _render(analysis.module, analysis.source.encoding, chosen)
         if new_bytes is None or not _verified(path, new_bytes, standing, chosen, request):
-            failed.update(_codes_of(standing, chosen))
+            failed.update(_failing_codes(path, analysis, standing, chosen, request))
             continue
         outcome.applied.update(_codes_of(standing, chosen, count=True))
         current = new_bytes
+    if request.unused_noqa:
+        current = _without_unused_noqa(path, current, request, outcome.applied)
     final = analyze_bytes(path, current, request.settings, request.index)
     for finding, fix in standing_findings(final, request):
         reason = FAILED if finding.code in failed else NO_FIX if fix is None else UNSAFE
         outcome.remaining.append((finding, reason))
+    if request.unused_noqa:  # what the RLG100 fix could not take out (a bare noqa, or a failed verification)
+        from rlguard.engine.standing import unused_findings
+
+        outcome.remaining += [(finding, NO_FIX if finding.fix is None else FAILED)
+                              for finding in unused_findings(final.result, request.settings.codes, request.config)]
     if current != outcome.original:
         outcome.fixed = current
     return outcome
+
+
+def _without_unused_noqa(path: str, data: bytes, request: FixRequest, applied: Counter) -> bytes:
+    """``data`` without the suppression codes that silence nothing (RLG100's fix), once the rules'
+    fixes are in: verified like them, it must leave every finding as it was, neither silenced nor bared."""
+    import tokenize
+
+    from rlguard.engine.standing import unused_suppressions
+    from rlguard.fix.noqa import remove_codes
+
+    analysis = analyze_bytes(path, data, request.settings, request.index)
+    before = standing_findings(analysis, request)  # marks what each suppression silences
+    unused = [(s, codes) for s, codes in unused_suppressions(analysis.result, request.settings.codes, request.config) if codes]
+    if not unused or analysis.source is None:
+        return data
+    try:
+        text, removed = remove_codes(analysis.source.text, unused)
+    except (tokenize.TokenError, SyntaxError):
+        return data
+    new = text.encode(analysis.source.encoding)
+    decoded = decode(new)
+    if isinstance(decoded, ParseError) or isinstance(parse(decoded), ParseError):
+        return data
+    after = standing_findings(analyze_bytes(path, new, request.settings, request.index), request)
+    if Counter(f.code for f, _ in after) != Counter(f.code for f, _ in before):
+        return data
+    applied["RLG100"] += removed
+    return new
 
 
 def _render(module: cst.Module, encoding: str, fixes: list[Fix]) -> bytes | None:
@@ -99,6 +132,20 @@ def _render(module: cst.Module, encoding: str, fixes: list[Fix]) -> bytes | None
         return apply_fixes(module, fixes).code.encode(encoding)
     except Exception:  # an edit libcst cannot render counts as a failed verification
         return None
+
+
+def _failing_codes(path: str, analysis: Analysis, standing: list, chosen: list[Fix], request: FixRequest) -> set[str]:
+    """The rules whose fixes fail verification applied alone: one rule's broken fix must not keep
+    another rule's good fixes out of the file. All of them if each passes alone but not together."""
+    assert analysis.module is not None and analysis.source is not None
+    codes = _codes_of(standing, chosen)
+    failing = set()
+    for code in sorted(codes):
+        alone = [fix for fix in chosen if code in _codes_of(standing, [fix])]
+        rendered = _render(analysis.module, analysis.source.encoding, alone)
+        if rendered is None or not _verified(path, rendered, standing, alone, request):
+            failing.add(code)
+    return failing or codes
 
 
 def _codes_of(standing, chosen: list[Fix], count: bool = False):

@@ -18,15 +18,18 @@ def escape_property(value: str) -> str:
 
 
 def annotation(finding: Finding) -> str:
+    """One ``::error``. A notebook finding annotates the whole file (its lines are not the
+    notebook file's lines) and names its cell and line in the message."""
     span = finding.located
+    where = (("line", span.line), ("col", span.column), ("endLine", span.end_line), ("endColumn", span.end_column))
     properties = ",".join(
         f"{key}={escape_property(str(value))}"
-        for key, value in (
-            ("file", finding.path), ("line", span.line), ("col", span.column),
-            ("endLine", span.end_line), ("endColumn", span.end_column), ("title", f"{finding.code} {finding.name}"),
-        )
+        for key, value in (("file", finding.path), *(where if finding.cell is None else ()),
+                           ("title", f"{finding.code} {finding.name}"))
     )
-    text = f"{finding.message}\n{finding.remedy}" if finding.remedy else finding.message  # two lines in the annotation
+    text = f"{finding.in_cell}: {finding.message}" if finding.cell is not None else finding.message
+    if finding.remedy:
+        text += "\n" + finding.remedy_sentence  # two lines in the annotation
     return f"::error {properties}::{escape_data(text)}"
 
 

@@ -1,10 +1,11 @@
 """SARIF 2.1.0 for GitHub code scanning: a rules table, one result per finding, a region each.
 
 - ``tool.driver.rules`` lists every rule and engine diagnostic, each with ``helpUri`` pointing
-  at its page of the docs site;
+  at its page of the docs site; the texts come from the generated rule catalog, so no rule module
+  is imported to write them;
 - every result carries ``partialFingerprints`` so code scanning tracks it across commits;
 - a result whose finding has a fix carries ``fixes`` with the concrete text replacements, when
-  the caller passes them (``rlguard.report.sarif_fixes.fix_edits`` computes them from the
+  the caller passes them (``rlguard.fix.edits.fix_edits`` computes them from the
   project the run analysed). Without them, no ``fixes`` property is written: SARIF requires
   every fix to hold at least one replacement, so a description alone would not be valid.
 
@@ -18,31 +19,16 @@ import hashlib
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from rlguard import __version__
-from rlguard.docs import DOCS_URL, ENGINE_DOCS, rule_url
-from rlguard.engine.findings import Finding, Report
-from rlguard.rules import ENGINE_CODES, RULES
+from rlguard.docs import DOCS_URL, engine_summary, rule_url
+from rlguard.engine.findings import Finding, Report, TextEdit
+from rlguard.rules import CATALOG, ENGINE_CODES, TEXTS
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT = "rlguardFinding/v1"
-
-
-@dataclass(frozen=True)
-class TextEdit:
-    """Replace the text from (line, column) to (end_line, end_column), 1-based, end exclusive.
-
-    An empty range is an insertion point.
-    """
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    text: str
 
 
 # A finding -> the edits its own fix makes in its file.
@@ -67,20 +53,19 @@ def _rules() -> list[dict]:
             "id": rule.code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary.rstrip(".") + "."},
-            "fullDescription": {"text": " ".join(rule.why.split())},
+            "fullDescription": {"text": TEXTS[rule.code].description},
             "helpUri": rule_url(rule.code),
             "help": {"text": f"{rule.summary.rstrip('.')}. See {rule_url(rule.code)}",
                      "markdown": f"{rule.summary.rstrip('.')}. [Documentation]({rule_url(rule.code)})"},
             "defaultConfiguration": {"level": "error"},
         }
-        for rule in RULES
+        for rule in CATALOG.values()
     ]
     for code, name in ENGINE_CODES.items():
-        summary = ENGINE_DOCS.get(code, (name.replace("-", " ").capitalize(),))[0]
         table.append({
             "id": code,
             "name": name,
-            "shortDescription": {"text": summary + "."},
+            "shortDescription": {"text": engine_summary(code) + "."},
             "helpUri": rule_url(code),
             "defaultConfiguration": {"level": "error"},
         })
@@ -118,19 +103,26 @@ def _fix(finding: Finding, edits: Sequence[TextEdit]) -> dict:
 
 def _result(finding: Finding, rule_index: dict[str, int], occurrence: int, edits: Sequence[TextEdit] | None) -> dict:
     span = finding.located
-    result = {
+    # A notebook's lines are not its file's lines: code scanning needs a region in the file, so the
+    # result sits on the file's first line and says where in which cell, in its text and properties.
+    region = _region(span.line, span.column, span.end_line, span.end_column) if finding.cell is None else _region(1, 1, 1, 1)
+    text = finding.full_message if finding.cell is None else f"{finding.in_cell}: {finding.full_message}"
+    result: dict = {
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
         "level": "error",
-        "message": {"text": finding.full_message},
+        "message": {"text": text},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": artifact_uri(finding.path)},
-                "region": _region(span.line, span.column, span.end_line, span.end_column),
+                "region": region,
             }
         }],
         "partialFingerprints": {FINGERPRINT: fingerprint(finding, occurrence)},
     }
+    if finding.cell is not None:
+        result["properties"] = {"cell": finding.cell, "line": span.line, "column": span.column,
+                                "endLine": span.end_line, "endColumn": span.end_column}
     if finding.fix is not None and edits:
         result["fixes"] = [_fix(finding, edits)]
     return result

@@ -37,7 +37,7 @@ def line(finding: Finding, style: str = "concise", color: bool = False) -> str:
     mark = " " + _paint("[*]", _CYAN, color) if _safe_fix(finding) else ""
     first = f"{where} {code} {message}{mark}"
     if style == "text" and finding.remedy:
-        return first + "\n" + _paint(f"    {finding.remedy[:1].upper()}{finding.remedy[1:]}", _DIM, color)
+        return first + "\n" + _paint(f"    {finding.remedy_sentence}", _DIM, color)
     return first
 
 
@@ -67,6 +67,7 @@ def render(report: Report, style: str = "text", color: bool = False, quiet: bool
     lines = [line(f, style, color) for f in [*report.findings, *report.unused_suppressions]]
     if not quiet:
         lines.extend(summary(report))
+        lines.extend(note[:1].upper() + note[1:] + "." for note in report.notes)
     return "".join(text + "\n" for text in lines)
 
 

@@ -12,11 +12,11 @@ from typing import ClassVar
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Applicability, Edit, Fix
-from rlguard.engine.names import dotted_name, module_of_import_from
+from rlguard.engine.findings import Applicability, Breaks, Edit, Fix
+from rlguard.engine.annotations import ForwardReference, forward_references
+from rlguard.engine.names import dotted_name, loaded_names, module_of_import_from
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
-from rlguard.engine.types import ForwardReference, forward_references, loaded_names
 from rlguard.rules.base import Option, Rule
 from rlguard.rules.data import FORWARDED_KEYWORDS, MEMBER_HOLDERS, REMOVED_API, ApiChange
 from rlguard.rules.removed_api_calls import dict_key_rename, keyword_rename, last_module, string_keys, wrapper_rewrite
@@ -75,6 +75,8 @@ class RemovedApiRule(Rule):
         self._not_uses: set[int] = set()  # Name nodes that name something else: ``x.<name>``, ``f(<name>=...)``
         self._star_sources: set[str] = set()  # modules star-imported from
         self._star_uses: list[tuple[cst.Name, ApiChange]] = []  # names that only a star import provides
+        # ``module.<removed name>``, reported once the walk is done (``ctx.versions`` needs the whole file)
+        self._attributes: list[tuple[cst.Attribute, ApiChange, list[Edit]]] = []
         self._exported: set[str] = set()  # names in the module's ``__all__``
         self._references: list[ForwardReference] = []  # types spelled in annotation strings
 
@@ -96,9 +98,21 @@ class RemovedApiRule(Rule):
         change = self._names.get(qualname) if qualname else None
         return change if change is not None and self._state(change) else None
 
-    def _flag(self, node: cst.CSTNode, texts: tuple[str, str], fix: Fix | None = None) -> None:
+    def _flag(self, node: cst.CSTNode, change: ApiChange, texts: tuple[str, str], raises: str | None,
+              fix: Fix | None = None) -> None:
+        """Report a use of ``change``; ``raises``: what the use raises where the API is gone. The
+        engine keeps it only where the code runs at such a version and nothing catches that."""
         message, remedy = texts
-        self.report(node, message, remedy=remedy, fix=fix)
+        removed = self._state(change) == "removed"
+        since = change.removed_in if removed else change.deprecated_in
+        breaks = Breaks(since, raises if removed else None) if since is not None else None
+        self.report(node, message, remedy=remedy, fix=fix, breaks=breaks)
+
+    def _effect(self, node: cst.CSTNode, at_run_time: str) -> str:
+        """What fails: ``at_run_time``, or under ``if TYPE_CHECKING:``, which never runs, the type checker."""
+        if self.ctx.versions.branch(node).kind == "type-checking":
+            return "a type checker fails on this import (it runs only under `TYPE_CHECKING`, never when the program runs)"
+        return at_run_time
 
     def _message(self, change: ApiChange, effect: str) -> tuple[str, str]:
         """``effect``: what fails, e.g. "this import fails at run time"."""
@@ -182,9 +196,9 @@ class RemovedApiRule(Rule):
             if change is not None and change.found != "raises":  # a class that raises when built still names one
                 edits = [Edit(reference.literal, _renamed(reference, [part.attr], change.new_name or ""))] \
                     if _same_module(change) else []
-                self._flag(reference.literal, self._message(
+                self._flag(reference.literal, change, self._message(
                     change, f"the annotation `{dotted_name(part)}` names nothing and type checkers and "
-                    "`typing.get_type_hints` fail on it"),
+                    "`typing.get_type_hints` fail on it"), None,
                             fix=self._fix(change, edits))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -197,7 +211,7 @@ class RemovedApiRule(Rule):
             return  # the attribute exists; its call is flagged
         if change is not None and dotted_name(node.value) is not None:
             edits = [Edit(node.attr, cst.Name(change.new_name or ""))] if _same_module(change) else []
-            self._flag(node, self._message(change, f"`{dotted_name(node)}` raises AttributeError at run time"), fix=self._fix(change, edits))
+            self._attributes.append((node, change, edits))
         elif change is None:
             self._check_member(node)
 
@@ -212,8 +226,8 @@ class RemovedApiRule(Rule):
                     and self._state(change):
                 edits = keyword_rename(node, keywords[keyword], change.replacement or "") \
                     if change.fix == "safe" and change.replacement else []
-                self._flag(keywords[keyword], self._member_message(change, f"`{callable_name}({keyword}=...)`"),
-                           fix=self._keyword_fix(change, edits))
+                self._flag(keywords[keyword], change, self._member_message(change, f"`{callable_name}({keyword}=...)`"),
+                           "TypeError", fix=self._keyword_fix(change, edits))
         self._check_forwarded(node, keywords)
 
     def _keyword_fix(self, change: ApiChange, edits: list[Edit]) -> Fix | None:
@@ -249,7 +263,7 @@ class RemovedApiRule(Rule):
                         what = f"`{kwargs_argument}={{\"{key}\": ...}}` (a `{short}` keyword)"
                         fix = Fix(applicability, f"Rename the key `{key}` to `{change.replacement}`", tuple(edits)) \
                             if edits else None
-                        self._flag(key_node, self._member_message(change, what), fix=fix)
+                        self._flag(key_node, change, self._member_message(change, what), "TypeError", fix=fix)
 
     def _check_wrapper(self, node: cst.Call) -> None:
         """A call of a policy wrapper whose constructor only raises: rewritten as the policy followed by
@@ -293,9 +307,9 @@ class RemovedApiRule(Rule):
                 continue
             new = (change.replacement or "").rpartition(".")[2]
             fix = Fix("unsafe", f"Use `{new}`", (Edit(node.attr, cst.Name(new)),)) if new else None
-            self.report(node, f"`{enum.rpartition('.')[2]}.{member}` raises with `{users[0]}` since torchrl "
-                        f"{_text(change.removed_in)} (the target is {_text(self.ctx.target)})",
-                        remedy=f"use `{new}`, as upstream's message says", fix=fix)
+            self._flag(node, change, (f"`{enum.rpartition('.')[2]}.{member}` raises with `{users[0]}` since torchrl "
+                                      f"{_text(change.removed_in)} (the target is {_text(self.ctx.target)})",
+                                      f"use `{new}`, as upstream's message says"), "RuntimeError", fix=fix)
 
     def _check_member(self, node: cst.Attribute) -> None:
         for change in self._members:
@@ -305,7 +319,7 @@ class RemovedApiRule(Rule):
                 fix = Fix("safe", f"Rename `.{method}` to `.{change.replacement}`",
                           (Edit(node.attr, cst.Name(change.replacement or "")),)) \
                     if change.fix == "safe" and change.replacement else None
-                self._flag(node, self._member_message(change, f"`.{method}`"), fix=fix)
+                self._flag(node, change, self._member_message(change, f"`.{method}`"), "AttributeError", fix=fix)
 
     def _built_by(self, receiver: cst.BaseExpression, change: ApiChange, owner: str) -> bool:
         built = self.ctx.built(receiver)
@@ -338,18 +352,23 @@ class RemovedApiRule(Rule):
 
     def leave_Module(self, node: cst.Module) -> None:
         self._flag_wrappers()
-        # Uses of a from-imported old name are renamed with its import, in one fix.
+        # Uses of a from-imported old name are renamed with its import, in one fix. Reported here:
+        # whether the code runs only for a type checker is known once the walk is done.
         for statement, alias, change, module in self._imported:
             if change.found == "raises":
                 continue  # the import works; each call is flagged (``_flag_wrappers``)
-            self._flag(alias, self._message(change, "this import fails at run time"), fix=self._import_fix(statement, alias, change,
-                                                                                        module))
+            effect = self._effect(alias, "this import fails at run time")
+            self._flag(alias, change, self._message(change, effect), "ImportError",
+                       fix=self._import_fix(statement, alias, change, module))
+        for attribute, change, edits in self._attributes:
+            effect = self._effect(attribute, f"`{dotted_name(attribute)}` raises AttributeError at run time")
+            self._flag(attribute, change, self._message(change, effect), "AttributeError", fix=self._fix(change, edits))
         for use, change in self._star_uses:
             if change.found == "raises":
                 continue  # still provided; its calls are flagged
             edits = [Edit(use, cst.Name(change.new_name or ""))] if _same_module(change) else []
-            self._flag(use, self._message(change, "the star import no longer provides it and this name fails at run time"),
-                        fix=self._fix(change, edits))
+            self._flag(use, change, self._message(change, "the star import no longer provides it and this name fails at run time"),
+                       "NameError", fix=self._fix(change, edits))
 
     def _flag_wrappers(self) -> None:
         """Each call of a class whose constructor only raises, with its rewrite where it has one. When
@@ -375,8 +394,9 @@ class RemovedApiRule(Rule):
                 remedy += f" (not rewritten: the call passes something other than the policy and keywords " \
                           f"{change.new_name} takes)"
             old = change.name
-            self.report(call, f"`{old}(...)` raises RuntimeError since torchrl {_text(change.removed_in)}: its "
-                        f"constructor only raises (the target is {_text(self.ctx.target)})", remedy=remedy, fix=fix)
+            self._flag(call, change, (f"`{old}(...)` raises RuntimeError since torchrl {_text(change.removed_in)}: its "
+                                      f"constructor only raises (the target is {_text(self.ctx.target)})", remedy),
+                       "RuntimeError", fix=fix)
 
     def _all_rewritten(self, change: ApiChange) -> bool:
         return all(r is not None for _, c, r in self._wrapper_calls if c is change)

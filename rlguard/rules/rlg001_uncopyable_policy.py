@@ -40,11 +40,11 @@ from rlguard.rules.data import (
     UNCOPYABLE_TYPES,
     is_torchrl_loss,
 )
+from rlguard.engine.containers import literal_items
 from rlguard.engine.types import (
     has_star_kwargs,
     is_none,
     keyword,
-    literal_items,
     positional,
 )
 
@@ -60,6 +60,10 @@ REMOTE_BACKENDS = frozenset({"process", "ray", "rpc", "distributed", "submitit"}
 _MAX_DEPTH = 8  # how far names, wrappers and nested classes are followed
 # Pickling (multi-process collectors) ignores ``__deepcopy__``: only these hooks make a class picklable.
 PICKLE_HOOKS = COPY_HOOKS - {"__deepcopy__"}
+# torchrl 0.14.1's Collector deep-copies its policy only when a parameter's device differs from
+# ``torch.device(policy_device)`` (``BaseCollector._get_policy_and_device``); these calls move a module.
+DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
+_LITERAL_DEVICE = re.compile(r"(cpu|cuda|mps|xpu|meta)(:\d+)?")
 
 # The ways out, per kind of deep-copy site (shared with rlguard.runtime's messages); ``{holder}``
 # is filled in when the index confirms the finding.
@@ -276,6 +280,30 @@ def _where(defined_in: str, line: int, reported_in: str) -> str:
     return f"{display_path(defined_in)}:{line}" if line else display_path(defined_in)
 
 
+def _literal_device(expr: cst.BaseExpression, callee: str | None) -> str | None:
+    """``"cuda:1"``, ``torch.device("cuda", 1)``, ``torch.device("cpu")`` as written ("cuda:1", "cpu"),
+    or None when the device is not a literal (a variable, ``"cuda" if ... else "cpu"``)."""
+    if isinstance(expr, cst.SimpleString):
+        text = expr.evaluated_value
+    elif isinstance(expr, cst.Call) and callee == "torch.device" and 1 <= len(expr.args) <= 2 \
+            and all(a.keyword is None and not a.star for a in expr.args) and isinstance(expr.args[0].value, cst.SimpleString):
+        text = expr.args[0].value.evaluated_value
+        if len(expr.args) == 2:
+            index = expr.args[1].value
+            if not isinstance(index, cst.Integer) or not isinstance(text, str) or ":" in text:
+                return None
+            text = f"{text}:{index.value}"
+    else:
+        return None
+    return text if isinstance(text, str) and _LITERAL_DEVICE.fullmatch(text) else None
+
+
+def _parameter_device(device: str) -> str:
+    """The device parameters moved to ``device`` report: a CPU tensor's device never has an index, a
+    CUDA one always has (``"cuda"`` stands for the current device, as ``policy_device="cuda"`` does)."""
+    return "cpu" if device.startswith("cpu") else device
+
+
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
 
@@ -306,7 +334,9 @@ class UncopyablePolicy(Rule):
     why = (
         "TorchRL copies policies more often than it says. `copy.deepcopy` is the obvious case, but a "
         "`Collector` given `policy_device=` or `device=` deep-copies the policy to move it (the one a "
-        "`policy_factory=` builds too), "
+        "`policy_factory=` builds too) whenever a parameter's device differs from "
+        "`torch.device(policy_device)`: `torch.device(\"cpu\")` and `torch.device(\"cpu:0\")` differ, "
+        "and a CPU parameter's device is `cpu`; "
         "multi-process and distributed collectors (`MultiSyncCollector`, `MultiAsyncCollector`, "
         "`AsyncCollector`, `DistributedCollector`, ...) pickle it to their workers, `DDPGLoss`, "
         "`DiscreteCQLLoss`, `QMixerLoss` and `loss.get_stateful_net(...)` deep-copy networks, and "
@@ -328,7 +358,10 @@ class UncopyablePolicy(Rule):
         "or wraps one (`TensorDictModule`, `TensorDictSequential`, `ProbabilisticActor`, `Actor`, "
         "`ValueOperator`, `QValueActor`, `nn.Sequential`, `nn.ModuleList`, ...).\n\n"
         "Not reported: `copy.copy`, deep copies of dicts, configs, state dicts and lock-free "
-        "sub-modules, a collector without `policy_device=`/`device=` (it uses the policy as it is), "
+        "sub-modules, a collector without `policy_device=`/`device=` (it uses the policy as it is) or "
+        "given a literal device where the policy already is (`policy_device=\"cpu\"` for a policy built "
+        "without a device and never moved, `\"cuda:1\"` for one built with `.to(\"cuda:1\")`; a device "
+        "held in a variable, or a policy a function builds, may be elsewhere at run time and is reported), "
         "and an instance passed to `rlguard.runtime.uncopyable(...)`. Some handles look uncopyable but "
         "copy fine (`ctypes.CDLL`, `torch.Generator`, `logging.getLogger(...)`, zmq contexts and "
         "sockets, an open `serial.Serial`, `multiprocessing.Pipe` connections): they are not listed."
@@ -401,6 +434,18 @@ class UncopyablePolicy(Rule):
             "policy = TensorDictModule(LockedNet(), in_keys=[\"observation\"], out_keys=[\"action\"])\n"
             "collector = Collector(env, policy, frames_per_batch=200, total_frames=10_000)\n",
             note="Without `policy_device=` or `device=`, the collector uses the policy as it is.",
+        ),
+        Example(
+            "import threading\n\nfrom tensordict.nn import TensorDictModule\nfrom torch import nn\n"
+            "from torchrl.collectors import Collector\n\n\n"
+            "class LockedNet(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.lin = nn.Linear(3, 1)\n"
+            "        self.lock = threading.Lock()\n\n\n"
+            "policy = TensorDictModule(LockedNet(), in_keys=[\"observation\"], out_keys=[\"action\"])\n"
+            "collector = Collector(env, policy, frames_per_batch=200, total_frames=10_000, policy_device=\"cpu\")\n",
+            note="The policy's parameters are already on `cpu`: torchrl 0.14.1 uses it as it is (`\"cpu:0\"` would copy it).",
         ),
         Example(
             "import copy\nimport threading\n\nfrom torch import nn\nfrom rlguard.runtime import uncopyable\n\n\n"
@@ -513,6 +558,11 @@ class UncopyablePolicy(Rule):
         # (class qualname, attr) -> requirements of the values this file assigned to ``self.<attr>``
         self._attr_policies: dict[tuple[str, str], list[PolicyRequirement]] = {}
         self._returns: dict[str, list[PolicyRequirement]] = {}  # function name -> requirements of what it returns
+        # Every ``<name>.to(...)``/``.cuda(...)``/``.cpu()`` of the file, by receiver: a module moves in place.
+        self._moves: dict[str, list[str | None]] = {}
+        # Collectors given a literal device, decided once the whole file is read (a move may come later):
+        # (node, policy requirements, names the policy was built from, devices it was moved to, device, how, fix).
+        self._literal_sites: list[tuple[cst.Call, list[PolicyRequirement], set[str], list[str | None], str, str, str]] = []
 
     # ----- requirements -----
     @classmethod
@@ -566,6 +616,10 @@ class UncopyablePolicy(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                self._moves.setdefault(receiver, []).append(self._moved_to(node))
         if isinstance(func, cst.Attribute) and func.attr.value == "get_stateful_net":
             self._stateful_net(node, func.value)
             return
@@ -608,7 +662,14 @@ class UncopyablePolicy(Rule):
                 continue
             fix = remedy(advice.DEVICE, keyword=device_keyword)
             how = f"cannot be deep-copied by `{name}` to move it to `{device_keyword}`"
-            if policy is not None:
+            value = self.ctx.value_of(device.value)
+            literal = _literal_device(value, self.ctx.callee(value) if isinstance(value, cst.Call) else None)
+            kept = self._kept(policy.value) if policy is not None and literal is not None else None
+            if kept is not None and literal is not None and policy is not None:
+                found = self._policies(policy.value)
+                if found:
+                    self._literal_sites.append((node, found, *kept, literal, how, fix))
+            elif policy is not None:
                 self._flag(node, [policy.value], how, fix)
             else:
                 factory = keyword(node, "policy_factory")
@@ -616,6 +677,64 @@ class UncopyablePolicy(Rule):
                     how = f"(built by `policy_factory`) {how}"
                     self._report_policy(node, self._factory_policies(factory.value), how, fix)
             return
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for call, found, names, devices, literal, how, fix in self._literal_sites:
+            moved = devices + [device for name in names for device in self._moves.get(name, ())]
+            kept_on = set(moved) or {"cpu"}  # built without a device, never moved: on the CPU
+            if kept_on != {literal}:  # a parameter elsewhere (or we cannot tell where): torchrl copies
+                self._report_policy(call, found, how, fix)
+
+    def _kept(self, expr: cst.BaseExpression, depth: int = 0) -> tuple[set[str], list[str | None]] | None:
+        """Where the policy ``expr`` was built from: the names it was bound through (whose in-place moves
+        count) and the devices its own expression moved it to; None when that cannot be read here
+        (a factory function, an attribute, a parameter), and the collector may have to move it."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Name):
+            value = self.ctx.value_of(expr, depth=1)
+            inner = self._kept(value, depth + 1) if value is not expr else None
+            return (inner[0] | {expr.value}, inner[1]) if inner is not None else None
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
+            inner = self._kept(func.value, depth + 1)
+            return (inner[0], inner[1] + [self._moved_to(expr)]) if inner is not None else None
+        callee = self.ctx.callee(expr)
+        if callee is None or not _short(callee)[:1].isupper():
+            return None  # a function may build the policy anywhere
+        names: set[str] = set()
+        devices: list[str | None] = []
+        placed = keyword(expr, "device")
+        if placed is not None:
+            devices.append(self._device_of(placed.value))
+        if callee in POLICY_WRAPPERS:
+            for arg in self._wrapped(expr):
+                inner = self._kept(arg, depth + 1)
+                if inner is None:
+                    return None
+                names |= inner[0]
+                devices += inner[1]
+        return names, devices
+
+    def _moved_to(self, call: cst.Call) -> str | None:
+        """Where ``x.to(d)``, ``x.cuda(i)`` or ``x.cpu()`` puts the parameters; None when not a literal."""
+        assert isinstance(call.func, cst.Attribute)
+        method, args = call.func.attr.value, positional(call)
+        if method == "cpu":
+            return "cpu"
+        if method == "cuda":
+            if not args:
+                return "cuda"
+            return f"cuda:{args[0].value.value}" if isinstance(args[0].value, cst.Integer) else None
+        device = keyword(call, "device") or (args[0] if args else None)
+        return self._device_of(device.value) if device is not None else None
+
+    def _device_of(self, expr: cst.BaseExpression) -> str | None:
+        value = self.ctx.value_of(expr)
+        literal = _literal_device(value, self.ctx.callee(value) if isinstance(value, cst.Call) else None)
+        return _parameter_device(literal) if literal is not None else None
 
     def _factory_policies(self, factory: cst.BaseExpression) -> list[PolicyRequirement]:
         """What a policy factory returns: a lambda's body, the returns of a function, or a class's instance."""

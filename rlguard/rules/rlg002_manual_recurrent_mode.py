@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Requirement
+from rlguard.engine.findings import Breaks, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.engine.names import dotted_name
 from rlguard.rules.base import Example, Rule
@@ -67,6 +67,14 @@ class RecurrentSuper(Requirement):
 
     qualname: str
 
+
+@dataclass(frozen=True)
+class NoImportedOwnMethod(Requirement):
+    """A receiver of unknown type counts as recurrent only if none of ``imported`` (the project names
+    the file imports) is a class with its own ``set_recurrent_mode``: the receiver may be one of them."""
+
+    imported: tuple[str, ...]
+
 HOW_REMOVE = ("delete the call: before torchrl 0.8 it returned a recurrent copy and left `{recv}` unchanged, so it did "
               "nothing; if whole sequences were meant, run those calls inside `with set_recurrent_mode(True):` "
               "(from torchrl.modules)")
@@ -96,7 +104,7 @@ class ManualRecurrentMode(Rule):
         "annotated with them, instances of user subclasses (in any linted file) that do not define the "
         "method themselves, and `super().set_recurrent_mode(...)` inside such subclasses. When the type "
         "of the receiver is unknown, the call is reported if the file imports `LSTMModule` or "
-        "`GRUModule` (and defines no class with its own `set_recurrent_mode`).\n\n"
+        "`GRUModule` (and neither defines nor imports from the project a class with its own `set_recurrent_mode`).\n\n"
         "The context manager and decorator `set_recurrent_mode(...)` from `torchrl.modules`, under any "
         "alias, is not a finding; neither is a user class's own method of that name, nor calls on "
         "instances of such a class. The rule applies from torchrl 0.7, where the context manager "
@@ -436,7 +444,9 @@ class ManualRecurrentMode(Rule):
             kind, args, _ = verdict
             if kind == "unknown" and not fallback:
                 continue
-            if kind == "class":
+            if kind == "unknown":
+                site = site._replace(requires=(NoImportedOwnMethod(self._imported_project_names()),))
+            elif kind == "class":
                 site = site._replace(requires=(RecurrentClass(args[0], fallback),))
             elif kind == "attr":
                 site = site._replace(requires=(RecurrentAttr(args[0], args[1], fallback),))
@@ -450,11 +460,20 @@ class ManualRecurrentMode(Rule):
             # Why the receiver is recurrent (``X` derives from `LSTMModule`; ``) opens the remedy.
             what = "{what}" if site.requires else verdict[2]
             remedy = what + HOWTO[plan.remedy].replace("{recv}", short_text(site.receiver, 40))
-            self.report(site.call, self._message(site), remedy=remedy, fix=plan.fix, requires=site.requires)
+            self.report(site.call, self._message(site), remedy=remedy, fix=plan.fix, requires=site.requires,
+                        breaks=self._breaks())
+
+    def _imported_project_names(self) -> tuple[str, ...]:
+        return tuple(sorted({q for q in self.ctx.imports.names.values() if not q.startswith(LIBRARY_PREFIXES)}))
 
     def _knowledge(self) -> planner.Knowledge:
         return planner.Knowledge(self.ctx.imports.resolve, RECURRENT_CONTEXT_MANAGERS, is_torchrl_loss,
                                  POLICY_WRAPPERS.__contains__, MODE_INDEPENDENT_MODULE_METHODS)
+
+    def _breaks(self) -> Breaks:
+        """Deprecated from 0.7 on, raising from 0.8 on: a gate for older releases keeps the call."""
+        raises = "RuntimeError" if self.ctx.target >= RECURRENT_METHOD_RAISES_FROM else None
+        return Breaks(RECURRENT_CONTEXT_MANAGER_SINCE, raises)
 
     def _message(self, site: planner.Site) -> str:
         text = _call_text(site.call, site.receiver)
@@ -475,6 +494,10 @@ class ManualRecurrentMode(Rule):
         elif isinstance(requirement, RecurrentSuper):
             verdict, what = _class_verdict(index, requirement.qualname, path, skip_self=True)
             fallback = False
+        elif isinstance(requirement, NoImportedOwnMethod):
+            owners = [q for q in requirement.imported if index.get_class(q, path) is not None
+                      and index.method_owner(q, METHOD, path) is not None]
+            return None if owners else {"what": ""}
         else:
             return super().resolve(requirement, index, path, options)
         if verdict == "yes":

@@ -8,21 +8,25 @@ from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
+from rlguard.engine.conditions import condition_kind
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
 from rlguard.engine.types import (
+    AttrTorchMethod,
     Condition,
     Leaf,
-    condition_kind,
+    TorchMethod,
+    argument_kinds,
+    may_be_project,
     has_star_kwargs,
     is_none,
     keyword,
-    loaded_names,
     positional,
     tensor_leaves,
 )
+from rlguard.engine.names import loaded_names
 
 _SHOWN_PARTS = 3  # parts named in a message before "and N more"
 _PART_CHARS = 48  # longer parts are shortened in messages
@@ -34,10 +38,20 @@ _SAVE = "save tensors with `torch.save` and keep JSON for plain values"
 @dataclass(frozen=True)
 class TensorLeaf(Requirement):
     """A part of the encoded value (``part``, as a message names it) is tensor-valued when the index
-    confirms ``condition``; the index also says of which kind (see ``engine.types.condition_kind``)."""
+    confirms ``condition``; the index also says of which kind (see ``engine.conditions.condition_kind``)."""
 
     part: str
     condition: Condition
+
+
+@dataclass(frozen=True)
+class PassedToEncoder(Requirement):
+    """The argument ``part`` (a tensor) of a call of the project callable ``callee`` reaches a JSON
+    encoder inside it, or in what it calls (see ``ProjectIndex.reaches_sink``)."""
+
+    callee: str
+    argument: tuple[tuple[int | str, str], ...]
+    part: str
 
 
 @dataclass
@@ -60,6 +74,15 @@ class TensorInJson(Rule):
         "`TypeError: Object of type Tensor is not JSON serializable`. In training code this usually "
         "happens at the end of an epoch or a run, when metrics or a config are written out, so the "
         "crash loses the results it was meant to save. `orjson`, `ujson` and `simplejson` fail the same way.\n\n"
+        "Values are followed the way the program computes them: through names, containers (literals, "
+        "comprehensions, `dict(...)`/`list(...)`, `*` and `**` unpacking), the items a container gains after "
+        "it is built (`d[k] = v`, `.append`, `.extend`, `.update`, `+=`, in any scope), loops and "
+        "comprehensions over it (`.items()`, `.values()`, `enumerate`, `zip`), the built-ins that pass items "
+        "on (`max`, `min`, `sum`, `sorted`, `reversed`, `abs`, ..., as typeshed's stubs describe them), the "
+        "fields of a dataclass (`dataclasses.asdict`), and the functions, methods and `nn.Module`s of the "
+        "project in any file (calling a module runs its `forward`), given the kinds of the arguments they "
+        "are passed. A tensor passed to a function of the project that hands it to an encoder is reported "
+        "where it is passed.\n\n"
         "A part of the payload is tensor-valued when it is a `torch.*` factory or math op "
         "(`torch.tensor`, `torch.stack`, `torch.exp`, ...), a tensor method that returns a tensor "
         "(`sum`, `mean`, `max`, `detach`, `cpu`, `clone`, `to`, ...) on a tensor, `model.parameters()` "
@@ -81,15 +104,22 @@ class TensorInJson(Rule):
         "When the payload is a name bound to a literal that the code also uses elsewhere (it is "
         "logged, returned, mutated), those uses would see lists instead of tensors: the fix is then "
         "unsafe (`--unsafe-fixes`).\n\n"
-        "No fix for `parameters()` and `state_dict()` payloads (save them with `torch.save`), for "
-        "tuples of tensors (`torch.sort`, `x.chunk(2)`), for `self.attr` (assigned in another method), "
-        "for sets and generators (JSON cannot encode them anyway), and for names bound conditionally "
-        "or in another scope."
+        "Where a tensor sits where `.tolist()` cannot be written (a container filled elsewhere, what "
+        "another function returns, `self.attr` assigned in another method, a dataclass field), the encoder "
+        "call gets `default=lambda value: value.tolist()`: the encoder calls it only for objects it cannot "
+        "encode, so values it encoded before are written as before, and each tensor (or TensorDict) "
+        "becomes a number or nested list. This is safe for the same reason: the call raised `TypeError` "
+        "before.\n\n"
+        "A tensor passed to a function that dumps it (`log(loss=t)`) gets `.tolist()` where it is passed; "
+        "that fix is unsafe, since the function may also use the value as a tensor.\n\n"
+        "No fix for `parameters()` and `state_dict()` payloads (save them with `torch.save`), and for "
+        "sets and generators (JSON cannot encode them anyway)."
     )
     # Every encoder's qualified name holds "json" and "dump", both spelled in the file's imports or
     # call. A tensor-valued part may come from any call: a function of another file may return one
     # (``json.dumps(stats(net))``), so the encoder is the token.
     tokens = ((("json", "dump"),),)
+    sinks = {encoder: JSON_ENCODER_KEYWORDS for encoder in JSON_ENCODERS}
     valid = (
         Example(
             "import json\n\nimport torch\n\n\ndef save_metrics(path, rewards, losses):\n"
@@ -180,8 +210,45 @@ class TensorInJson(Rule):
             "            json.dump({\"total\": self.total}, f)\n\n"
             "    def reset(self):\n"
             "        self.total = torch.zeros(())\n",
+            fixed="import json\n\nimport torch\n\n\nclass RewardTracker:\n"
+            "    def save(self, path):\n"
+            "        with open(path, \"w\") as f:\n"
+            "            json.dump({\"total\": self.total}, f, default=lambda value: value.tolist())\n\n"
+            "    def reset(self):\n"
+            "        self.total = torch.zeros(())\n",
             message="`self.total`",
-            note="`self.total` is a tensor because the class assigns it one, here after the dump.",
+            note="`self.total` is a tensor because the class assigns it one, here after the dump. It is assigned "
+                 "elsewhere, so the encoder is given `default=` to convert it.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\n\ndef summarize(rewards):\n"
+            "    return {\"mean\": rewards.mean(), \"max\": rewards.max()}\n\n\n"
+            "metrics = {}\n"
+            "for name, rewards in {\"train\": torch.rand(8), \"eval\": torch.rand(8)}.items():\n"
+            "    metrics[name] = {\"step\": 1, **summarize(rewards)}\n"
+            "print(json.dumps(metrics))\n",
+            fixed="import json\n\nimport torch\n\n\ndef summarize(rewards):\n"
+            "    return {\"mean\": rewards.mean(), \"max\": rewards.max()}\n\n\n"
+            "metrics = {}\n"
+            "for name, rewards in {\"train\": torch.rand(8), \"eval\": torch.rand(8)}.items():\n"
+            "    metrics[name] = {\"step\": 1, **summarize(rewards)}\n"
+            "print(json.dumps(metrics, default=lambda value: value.tolist()))\n",
+            message="`summarize(rewards)`",
+            note="Values are followed through loops, dict and list mutations, `*`/`**` unpacking, built-ins "
+                 "(`max`, `sorted`, `zip`, ...) and the functions of the project, given what they are passed.",
+        ),
+        Example(
+            "import json\n\nimport torch\n\n\ndef log_metrics(**metrics):\n"
+            "    print(json.dumps(dict(**metrics)))\n\n\n"
+            "loss = torch.ones(3).mean()\n"
+            "log_metrics(loss=loss, step=1)\n",
+            fixed="import json\n\nimport torch\n\n\ndef log_metrics(**metrics):\n"
+            "    print(json.dumps(dict(**metrics)))\n\n\n"
+            "loss = torch.ones(3).mean()\n"
+            "log_metrics(loss=loss.tolist(), step=1)\n",
+            unsafe=True,
+            message="`log_metrics` passes `loss` to `json.dumps`",
+            note="A tensor passed to a function that hands it to an encoder is reported where it is passed.",
         ),
         Example(
             "import orjson\nimport torch\n\nlogits = torch.randn(4, 6)\n"
@@ -230,12 +297,15 @@ class TensorInJson(Rule):
         func = node.func
         if isinstance(func, cst.Attribute):
             if func.attr.value not in JSON_DUMP_FUNCTIONS:
+                self._passed_on(node)
                 return
         elif not (isinstance(func, cst.Name) and func.value in self.ctx.imports.names):
+            self._passed_on(node)
             return
         encoder = self.ctx.callee(node)
         spec = JSON_ENCODERS.get(encoder) if encoder is not None else None
         if spec is None:
+            self._passed_on(node)
             return
         payload = _payload(node, spec)
         if payload is None:
@@ -247,6 +317,28 @@ class TensorInJson(Rule):
         scope = self.ctx.scope_node or self._module
         assert encoder is not None and scope is not None
         self._dumps.append(_Dump(node, encoder, leaves, dominated, scope))
+
+    def _passed_on(self, node: cst.Call) -> None:
+        """A tensor passed to a function of the project that hands it to an encoder (``log(loss=t)`` with
+        ``def log(**kw): json.dumps(kw)``): reported here, where the tensor is, once the index confirms it."""
+        callee = self.ctx.callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):
+            cls = self.ctx.self_class(node.func.value)
+            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        if callee is None or not may_be_project(callee):
+            return
+        kinds = argument_kinds(node, self.ctx)
+        if not kinds:
+            return
+        arguments = _arguments(node)
+        for slot, kind in kinds:
+            argument = arguments[slot]
+            edits = (Edit(argument, _tolist(argument)),) if kind == "tensor" else ()
+            fix = Fix("unsafe", f"Convert `{_code(argument)}` with `.tolist()`; the function may also use it as "
+                                "a tensor", edits) if edits else None
+            requirement = PassedToEncoder(callee, ((slot, kind),), f"`{_code(argument)}`")
+            self.report(argument, f"`{callee.rpartition('.')[2]}` passes {{part}} to `{{sink}}`, which raises "
+                                  "TypeError on torch tensors", remedy="{advice}", fix=fix, requires=(requirement,))
 
     def _dominates(self, binding) -> bool:
         """The binding's assignment sits in the current block or one enclosing it (so it ran first)."""
@@ -269,7 +361,8 @@ class TensorInJson(Rule):
             requires: list[Requirement] = []
             for leaf in dump.leaves:
                 requires.extend(TensorLeaf(_part(leaf), condition) for condition in sorted(leaf.when, key=repr))
-            self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires))
+            self.report(dump.call, head + "{leaf}", remedy="{advice}", requires=tuple(requires),
+                        fix=_default_fix(dump))
             return
         kinds = [leaf.kind for leaf in certain]
         described, remedy = _describe([(_part(leaf), leaf.kind) for leaf in certain]), _advice(kinds)
@@ -283,7 +376,7 @@ class TensorInJson(Rule):
             for leaf, dominated in zip(dump.leaves, dump.dominated, strict=False)
         )
         if not fixable:
-            return None
+            return _default_fix(dump)
         edits = tuple(Edit(leaf.node, _tolist(leaf.node)) for leaf in dump.leaves)
         parts = ", ".join(f"`{_code(leaf.node)}`" for leaf in dump.leaves[:_SHOWN_PARTS])
         more = f" and {len(dump.leaves) - _SHOWN_PARTS} more" if len(dump.leaves) > _SHOWN_PARTS else ""
@@ -306,12 +399,43 @@ class TensorInJson(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
+        if isinstance(requirement, PassedToEncoder):
+            reached = index.reaches_sink(requirement.callee, requirement.argument, path)
+            if reached is None:
+                return None
+            return {"part": requirement.part, "sink": reached[1], "advice": _advice([requirement.argument[0][1]])}
         if not isinstance(requirement, TensorLeaf):
             return super().resolve(requirement, index, path, options)
         kind = condition_kind(requirement.condition, index, path)
         if kind is None:
             return None
         return {"leaf": _describe([(requirement.part, kind)]), "advice": _advice([kind])}
+
+
+# What a user writes to have the encoder convert what it cannot encode: ``.tolist()`` turns a tensor
+# into a number or a nested list, and a TensorDict into a list of dicts of tensors, which come back here.
+_DEFAULT = "lambda value: value.tolist()"
+# Conditions that, when they hold, make a part "bulk": ``parameters()`` is a generator, which has no ``tolist``.
+_BULK_CONDITIONS = (TorchMethod, AttrTorchMethod)
+
+
+def _default_fix(dump: _Dump) -> Fix | None:
+    """``default=lambda value: value.tolist()`` added to the encoder call, for a payload whose tensor-valued
+    parts sit where ``.tolist()`` cannot be written (filled elsewhere, returned by another function, a
+    field of an instance): the encoder then converts each tensor it meets. None when a part is (or may be)
+    many tensors at once, or sits in a set or generator, which the encoder cannot encode anyway."""
+    for leaf in dump.leaves:
+        if leaf.kind == "bulk" or not leaf.encodable or any(isinstance(c, _BULK_CONDITIONS) for c in leaf.when):
+            return None
+    call = dump.call
+    args = list(call.args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    default = cst.Arg(keyword=cst.Name("default"), value=cst.parse_expression(_DEFAULT),
+                      equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                            whitespace_after=cst.SimpleWhitespace("")))
+    return Fix("safe", f"Pass `default={_DEFAULT}` to `{dump.encoder}`, which then converts each tensor it meets",
+               (Edit(call, call.with_changes(args=[*args, default])),))
 
 
 def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpression | None:
@@ -329,6 +453,18 @@ def _payload(call: cst.Call, spec: tuple[int, tuple[int, ...]]) -> cst.BaseExpre
         return args[0].value
     named = keyword(call, "obj")
     return named.value if named is not None else None
+
+
+def _arguments(call: cst.Call) -> dict[int | str, cst.BaseExpression]:
+    """A call's arguments by position and keyword, up to a ``*args`` (as ``argument_kinds`` counts them)."""
+    found: dict[int | str, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        found[arg.keyword.value if arg.keyword is not None else position] = arg.value
+        position += arg.keyword is None
+    return found
 
 
 def _unique(leaves: list[Leaf]) -> list[Leaf]:

@@ -45,8 +45,8 @@ _NOT_DATA_METHODS = frozenset(
 _WHY_DOWNSTREAM = "device and pinned-memory logic skip it"
 _FACTORY_ADVICE = ("give the TensorDict a device where the factory builds it ({built}): e.g. `device=td.device`, "
                    "or a `device` argument the transform passes")
-_ADVICE = ("pass the device of the data it is built from (e.g. `device=td.device`); TensorDicts whose device "
-           "is None are the root of the pinned-buffer bug")
+_ADVICE = ("pass the device of the data it is built from (e.g. `device=td.device`): a replay buffer with "
+           "`pin_memory=True` returns a sample whose device is None unpinned, and code that reads `td.device` sees None")
 
 
 class _TransformNames:
@@ -101,7 +101,7 @@ class TensorDictWithoutDevice(Rule):
         "holds it. A `TensorDict(...)` built there without `device=` has device `None`, even when every "
         "tensor in it sits on one device. TorchRL decides what to cast and pin from a TensorDict's "
         "`device`: a replay buffer with `pin_memory=True` pins a sample only when its device is the CPU, "
-        "so a device-less sample comes back unpinned (the pinned-buffer bug); and an environment whose "
+        "so a device-less sample comes back unpinned, and its copies to the GPU cannot overlap with compute; and an environment whose "
         "transform returns one hands out device-less resets, steps and rollouts even when the "
         "environment has a device, so the device logic downstream that reads `td.device` sees `None`. "
         "Nothing fails; data silently is not pinned, or not where it was meant to be.\n\n"

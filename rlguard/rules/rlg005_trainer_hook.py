@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Mapping
@@ -11,6 +10,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
+from rlguard.engine.suggest import closest
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
     TRAINER_HOOK_BASES,
@@ -55,8 +55,9 @@ _CONSEQUENCES = {
 
 
 def _remedy(name: str, valid: tuple[str, ...]) -> str:
-    closest = difflib.get_close_matches(name, valid, n=1, cutoff=0.0)
-    remedy = f"the closest valid destination is `{closest[0]}`" if closest else "use a destination the Trainer accepts"
+    meant = closest(name, valid)
+    remedy = (f"the closest valid destination is `{meant}`" if meant
+              else "use one of the destinations the Trainer accepts: " + ", ".join(f"`{d}`" for d in sorted(valid)))
     newest = trainer_hooks_for((999,))
     if name in newest and name not in TRAINER_HOOKS_ORIGINAL:
         remedy += f" (`{name}` exists from torchrl 0.14)"

@@ -80,7 +80,7 @@ class RemovedApi(RemovedApiRule):
             note="The replacement's defaults differ: an unsafe fix, and the message says what to add.",
         ),
         Example(
-            "from torchrl.collectors import MultiProcessedWeightUpdate\n",
+            "from tensordict.utils import KeyedJaggedTensor\n",
             message="upstream names no replacement",
             note="No replacement known: no fix.",
         ),

@@ -82,15 +82,17 @@ def _in_place_if_uncopyable(collector: Any, upstream: Callable[..., Any], *args:
     home = _home_if_copied(policy, requested)
     if home is None:
         return upstream(*args, **kwargs)
-    culprit = find_uncopyable(policy, "policy")
+    culprit = find_marked(policy, "policy")
     if culprit is None:
+        # Copied by upstream alone: a policy's own __deepcopy__ runs once, as in stock torchrl.
+        # The search for the member that failed runs only after a failure.
         weights = TensorDict.from_module(policy, as_module=True)
         try:
             return upstream(*args, **kwargs)
         except Exception as error:  # the contract: any failure of the copy falls back
             # upstream copies inside ``to_module(meta)``, which leaves meta tensors behind on error
             weights.to_module(policy)
-            culprit = whole(policy, "policy", error)
+            culprit = find_uncopyable(policy, "policy") or whole(policy, "policy", error)
     _warn_in_place(collector, culprit, requested, home)
     call.arguments["policy_device"] = home
     result = upstream(*call.args, **call.kwargs)

@@ -26,6 +26,9 @@ class RLGuardWarning(UserWarning):
 
 RUNTIME_PACKAGES = ("torch", "torchrl", "tensordict")
 MISSING_RUNTIME = "rlguard.runtime needs `rlguard[runtime]` (torch, torchrl, tensordict)"
+# How to get them. `pip install 'rlguard[runtime]'` needs a release on a package index, which rlguard has
+# not had yet: the extra installs from a checkout, or the three packages directly.
+INSTALL_RUNTIME = "pip install '.[runtime]' in a checkout of rlguard, or pip install torch torchrl tensordict"
 
 
 class MissingRuntimeError(ImportError):
@@ -43,7 +46,7 @@ def runtime_imports() -> Iterator[None]:
             raise
         missing = [name for name in RUNTIME_PACKAGES if name == failed or importlib.util.find_spec(name) is None]
         raise MissingRuntimeError(
-            f"{MISSING_RUNTIME}; not installed here: {', '.join(missing)}. Run: pip install 'rlguard[runtime]'",
+            f"{MISSING_RUNTIME}; not installed here: {', '.join(missing)}. Run: {INSTALL_RUNTIME}",
             name=failed,
         ) from None
 

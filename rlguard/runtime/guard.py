@@ -565,7 +565,9 @@ class TrainingGuard(TrainerHookBase):
 
     def state_dict(self) -> dict[str, Any]:
         """The check counters and the registered trainer's current policy lag (plain ints)."""
-        return {**self.counts, "policy_lag": self._lag.get(self._collector(), 0)}
+        collector = self._collector()  # None on a guard no Trainer registered: no lag to report
+        lag = self._lag.get(collector, 0) if collector is not None else 0
+        return {**self.counts, "policy_lag": lag}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.counts = {key: int(state_dict[key]) for key in self.counts}

@@ -1,12 +1,17 @@
 """``install()``, ``uninstall()`` and ``installed()``: patch the installed torchrl in place.
 
 The patches go in once, when the first ``install()`` or ``installed()`` block asks for any
-component, and stay while ``install()`` or any open block is active. Each patched function then
-chooses per call between rlguard's version and torchrl's original, on the settings active for the
-caller (:mod:`rlguard.runtime.settings`): the innermost open block of its thread or asyncio task,
-else ``install()``'s. Opening or closing a block only changes a ``ContextVar``, so no thread ever
-runs on a half-applied set of patches. When nothing is active any more, every patched attribute
-is restored to the identical original object.
+component, and stay while ``install()`` is active or any block's settings can still apply. Each
+patched function then chooses per call between rlguard's version and torchrl's original, on the
+settings active for the caller (:mod:`rlguard.runtime.settings`): the innermost open block of its
+thread or asyncio task, else ``install()``'s. Opening or closing a block only changes a
+``ContextVar``, so no thread ever runs on a half-applied set of patches.
+
+A block's settings follow the contexts copied from it: an asyncio task created inside the block
+(or ``asyncio.to_thread``, ``contextvars.copy_context()``) keeps them after the block closes, for
+as long as it runs. So the patches stay while any context still holds a block's settings (a weak
+reference tells), and when nothing is active any more, every patched attribute is restored to
+the identical original object.
 
 Module attributes that are not functions (the segment tree classes that stand in for missing
 compiled ones) cannot choose per call: they stay in place while anything is active.
@@ -20,6 +25,7 @@ import importlib
 import inspect
 import threading
 import types
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -39,8 +45,12 @@ _COMPONENTS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 assert tuple(_COMPONENTS) == _settings.COMPONENTS
 
-_lock = threading.RLock()
-_open: set[object] = set()  # the open blocks of the current install generation
+# Not reentrant: a release callback that finds it taken, even by its own thread, leaves the
+# restore to the holder (see _locked).
+_lock = threading.Lock()
+# The settings of this install generation's blocks that some context still holds.
+_blocks: set[weakref.ref[_settings.Settings]] = set()
+_recheck = False  # a block's settings were released while _lock was taken
 _patches = PatchSet()
 
 
@@ -77,7 +87,7 @@ def install(
     support the installed torchrl; then nothing changes.
     """
     chosen = _chosen(locals())
-    with _lock:
+    with _locked():
         _apply()
         _settings.set_process(chosen)
 
@@ -87,9 +97,9 @@ def uninstall() -> None:
 
     Blocks still open, in any thread, stop applying too.
     """
-    with _lock:
+    with _locked():
         _settings.invalidate()
-        _open.clear()
+        _blocks.clear()
         _patches.restore_all()
 
 
@@ -109,23 +119,57 @@ def installed(
 
     Inside the block its own settings replace ``install()``'s and any outer block's (so
     ``installed(training=False)`` runs without the training checks); other threads and tasks
-    keep theirs. Blocks nest and overlap across threads. An ``uninstall()`` inside the block
-    restores everything at once, and the block's exit does not patch again.
+    keep theirs. Blocks nest and overlap across threads. An asyncio task created inside the
+    block keeps the block's settings until it ends, even when the block closes first, as every
+    ``ContextVar`` does. An ``uninstall()`` inside the block restores everything at once, and
+    the block's exit does not patch again.
     """
     chosen = _chosen(locals())
-    key = object()
-    with _lock:
+    with _locked():
         _apply()
-        _open.add(key)
+        _blocks.add(weakref.ref(chosen, _released))
         token = _settings.enter(chosen)
+    del chosen  # from here on, only the contexts that hold the settings keep them alive
     try:
         yield
     finally:
         _settings.leave(token)
+        with _locked():
+            _restore_if_unused()
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """``_lock``, then the restore that a release callback could not do while it was taken."""
+    with _lock:
+        yield
+    while _recheck:
         with _lock:
-            _open.discard(key)
-            if not _open and _settings.active_process() is None:
-                _patches.restore_all()
+            _restore_if_unused()
+
+
+def _released(ref: weakref.ref[_settings.Settings]) -> None:
+    """A block's settings are gone from every context: restore torchrl if nothing else applies.
+
+    Runs wherever the last reference was dropped, maybe with ``_lock`` taken: then it never
+    waits for it, and whoever holds it restores on release.
+    """
+    global _recheck
+    _recheck = True  # before trying the lock: a holder that releases after this sees it
+    while _recheck and _lock.acquire(blocking=False):
+        try:
+            _restore_if_unused()
+        finally:
+            _lock.release()
+
+
+def _restore_if_unused() -> None:
+    """Restore every patch when neither install() nor any block's settings can apply. Under _lock."""
+    global _recheck
+    _recheck = False
+    _blocks.difference_update([ref for ref in _blocks if ref() is None])  # only changed under _lock
+    if _settings.active_process() is None and not _blocks:
+        _patches.restore_all()
 
 
 def _chosen(arguments: dict[str, Any]) -> _settings.Settings:

@@ -167,22 +167,29 @@ def _copyable_networks_first(init: Callable[..., None], networks: tuple[str, ...
     def __init__(self: LossModule, *args: Any, **kwargs: Any) -> None:
         call = signature.bind(self, *args, **kwargs)
         given = {name: call.arguments[name] for name in networks if isinstance(call.arguments.get(name), nn.Module)}
-        for name, network in given.items():
-            culprit = find_uncopyable(network, name)
-            if culprit is not None:
-                # Checked before torchrl swaps meta tensors into the networks for its copy:
-                # a failure there would leave them without their parameters.
-                raise RLGuardError(
-                    f"rlguard: {why}, but {culprit.describe()}. "
-                    + remedy(LOSS, culprit.holder_name(), marked=culprit.marked)
-                    + LINT_NOTE
-                )
-        weights = {network: TensorDict.from_module(network, as_module=True) for network in given.values()}
-        try:
-            init(self, *args, **kwargs)
-        except BaseException:
-            for network, saved in weights.items():  # whatever failed, no meta tensors stay behind
-                saved.to_module(network)
-            raise
+        culprit = _first(find_marked, given)
+        if culprit is None:
+            weights = {network: TensorDict.from_module(network, as_module=True) for network in given.values()}
+            try:
+                init(self, *args, **kwargs)  # torchrl's own copy only: a network's __deepcopy__ runs once
+                return
+            except BaseException as error:
+                for network, saved in weights.items():  # whatever failed, no meta tensors stay behind
+                    saved.to_module(network)
+                # the member that failed, searched only after a failure
+                culprit = _first(find_uncopyable, given) if isinstance(error, Exception) else None
+                if culprit is None:
+                    raise
+        # raised outside the except block: the message replaces torchrl's unrelated pickling error
+        raise RLGuardError(
+            f"rlguard: {why}, but {culprit.describe()}. "
+            + remedy(LOSS, culprit.holder_name(), marked=culprit.marked)
+            + LINT_NOTE
+        )
 
     return __init__
+
+
+def _first(find: Callable[[Any, str], Uncopyable | None], networks: dict[str, nn.Module]) -> Uncopyable | None:
+    """What ``find`` reports for the first of ``networks`` it reports anything for."""
+    return next(filter(None, (find(network, name) for name, network in networks.items())), None)

@@ -6,9 +6,12 @@ runs a marked policy or network in place where torchrl would copy it only to mov
 parameters in, and refuses it with a clear error where a real copy is needed. The lint rule
 RLG001 (uncopyable-policy) treats ``@uncopyable`` classes as deliberately uncopyable.
 
-The search for the culprit member is best-first over attributes: it has no depth limit, ends on
-cycles, visits a bounded number of objects, and names each object by its public path when it has
-one. The remedy then addresses the nearest class of the user's own code above the member.
+The culprit is the innermost object that a failed copy (or pickling) was inside when it raised:
+the lock or the file itself, however deep and however many objects the policy holds. It is named
+by its best path, a Python expression through the user's own attribute names
+(``policy.module[1].module[0].encoder.cfg.lock``), found by a walk that has no depth limit and
+ends on cycles. The remedy then addresses the nearest class of the user's own code above it.
+Nothing here parses source (no ``inspect.getsource``, no ``ast``): the runtime runs in threads.
 
 Importing this module does not import torch.
 """
@@ -20,20 +23,20 @@ import heapq
 import inspect
 import io
 import itertools
+import linecache
+import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, TypeVar
 
 MARKER = "__rlguard_uncopyable__"
-# The search visits at most this many objects: deep wrappers are followed to any depth, but a
-# huge or endlessly generated object graph cannot stall the constructor that asked.
-_MAX_OBJECTS = 20_000
+# A walk visits at most this many objects (scalars and strings are not visited): deep wrappers
+# are followed to any depth, but an endless object graph cannot stall the constructor that asked.
+_MAX_OBJECTS = 1_000_000
 _CONTAINERS = (dict, list, tuple, set, frozenset)
-_COPY_HOOKS = ("__deepcopy__", "__getstate__", "__reduce_ex__", "__reduce__")
-# Pickling ignores ``__deepcopy__``: a class that defines only that is still pickled member by member.
-_PICKLE_HOOKS = ("__getstate__", "__setstate__", "__reduce_ex__", "__reduce__")
+_SCALARS = (int, float, complex, str, bytes, type(None))
 # Classes of these packages are never "the user's class" that a remedy addresses.
 _LIBRARY_ROOTS = frozenset({"torch", "torchrl", "tensordict", "rlguard"}) | frozenset(sys.stdlib_module_names)
 
@@ -41,7 +44,9 @@ _LIBRARY_ROOTS = frozenset({"torch", "torchrl", "tensordict", "rlguard"}) | froz
 LINT_NOTE = " Lint rule RLG001 (uncopyable-policy) flags this pattern statically."
 
 T = TypeVar("T")
-Probe = Callable[[Any], "Exception | None"]
+# A probe copies or pickles an object, sharing the tensors given by id. On failure it returns the
+# error and the objects the copy was inside when it was raised, outermost first.
+Probe = Callable[[Any, "dict[int, Any]"], "tuple[Exception, list[Any]] | None"]
 
 
 def uncopyable(obj: T) -> T:
@@ -99,10 +104,11 @@ def find_marked(obj: Any, path: str) -> Uncopyable | None:
 def find_uncopyable(obj: Any, path: str) -> Uncopyable | None:
     """The deepest member of ``obj`` that is marked or whose deep copy raises; None if it copies.
 
-    Submodules are walked rather than copied, so their tensors are never duplicated, and nothing
-    is swapped into ``obj``: torch's modules stay exactly as they were, whatever is found.
+    Probes copy without tensors (they are shared into the copies), so no tensor is ever
+    duplicated, and nothing is swapped into ``obj``: torch's modules stay exactly as they were,
+    whatever is found.
     """
-    return find_marked(obj, path) or _find_failing(obj, path, copy_error, _COPY_HOOKS, "cannot be copied")
+    return find_marked(obj, path) or _find_failing(obj, path, _copy_failure, "cannot be copied")
 
 
 def find_unpicklable(obj: Any, path: str) -> Uncopyable | None:
@@ -112,7 +118,7 @@ def find_unpicklable(obj: Any, path: str) -> Uncopyable | None:
     that tensors are left out: torch shares them through shared memory, and a probe must not
     move the caller's tensors there.
     """
-    return find_marked(obj, path) or _find_failing(obj, path, _pickle_error, _PICKLE_HOOKS, "cannot be pickled")
+    return find_marked(obj, path) or _find_failing(obj, path, _pickle_failure, "cannot be pickled")
 
 
 def whole(obj: Any, path: str, error: BaseException) -> Uncopyable:
@@ -120,28 +126,46 @@ def whole(obj: Any, path: str, error: BaseException) -> Uncopyable:
     return Uncopyable(path, _type_name(obj), f"could not be copied: {type(error).__name__}: {error}", None)
 
 
-def _find_failing(obj: Any, path: str, probe: Probe, hooks: tuple[str, ...], verb: str) -> Uncopyable | None:
-    errors: dict[int, Exception] = {}
+def _find_failing(obj: Any, path: str, probe: Probe, verb: str) -> Uncopyable | None:
+    """The innermost object whose copy (or pickling) raised, named by its best path from ``obj``.
 
-    def expand(node: _Node) -> bool:
-        # A module is walked member by member, skipping its tensors, unless its class customises
-        # copying: then only probing the whole module tells whether it copies.
-        if _is_module(node.obj) and not _customises(type(node.obj), hooks):
-            return True
-        error = probe(node.obj)
-        if error is not None:
-            errors[id(node.obj)] = error
-        return error is not None
+    One probe does it: the frames of the failed copy hold the objects it was inside when it
+    raised, and the innermost is the value that cannot be copied (the lock, the file), never a
+    container above it, however many objects the policy holds. A walk then names that value by
+    the path with the fewest private attributes: how the user reaches it
+    (``policy.module[1].module[0]...``), not how the copy happened to (``_det_part``).
+    """
+    failure = probe(obj, _tensors(obj))
+    if failure is None:
+        return None
+    error, inside = failure
+    node = _path_to(obj, path, inside[-1] if inside else obj) or _along(obj, path, inside)
+    return Uncopyable(node.path, _type_name(node.obj), f"{verb}: {type(error).__name__}: {error}", _owner(node))
 
-    visited = list(_best_first(obj, path, expand))  # expand() runs after each node is yielded
-    failing = [node for node in visited if id(node.obj) in errors]
-    explained = {id(above.obj) for node in failing for above in _ancestors(node)}
-    for node in failing:  # best path first; the culprit is a failing object no failing member explains
-        if id(node.obj) in explained or any(id(child) in errors for _, _, child in _members(node.obj, node.path)):
-            continue
-        error = errors[id(node.obj)]
-        return Uncopyable(node.path, _type_name(node.obj), f"{verb}: {type(error).__name__}: {error}", _owner(node))
+
+def _path_to(root: Any, path: str, target: Any) -> _Node | None:
+    for node in _best_first(root, path, lambda node: node.obj is not target):
+        if node.obj is target:
+            return node
     return None
+
+
+def _along(root: Any, path: str, inside: list[Any]) -> _Node:
+    """The innermost of ``inside`` that is a member of the one before (a value kept in a custom state is not)."""
+    node = _Node(root, path, None)
+    for obj in inside[1:]:
+        for _, child_path, child in _members(node.obj, node.path):
+            if child is obj:
+                node = _Node(child, child_path, node)
+                break
+    return node
+
+
+def _tensors(obj: Any) -> dict[int, Any]:
+    """A module's parameters and buffers by id: probes share them, so no tensor is ever copied."""
+    if not _is_module(obj):
+        return {}
+    return {id(tensor): tensor for tensor in itertools.chain(obj.parameters(), obj.buffers())}
 
 
 def _ancestors(node: _Node) -> Iterator[_Node]:
@@ -168,13 +192,16 @@ def _best_first(root: Any, path: str, expand: Callable[[_Node], bool]) -> Iterat
         yield node
         if expand(node):
             for name, child_path, child in _members(node.obj, node.path):
-                if id(child) not in seen:
+                if id(child) not in seen and not isinstance(child, _SCALARS):
                     cost = private + name.startswith("_")
                     heapq.heappush(heap, (cost, depth + 1, next(order), _Node(child, child_path, node)))
 
 
 def _members(obj: Any, path: str) -> Iterator[tuple[str, str, Any]]:
-    """(attribute name, path, value) of each member; dict keys and indexes count as public names."""
+    """(attribute name, path, value) of each member; dict keys and indexes count as public names.
+
+    The path is Python that evaluates to the member: ``policy.module[1].encoder.cfg.lock``.
+    """
     if isinstance(obj, dict):
         for key, value in obj.items():
             yield "", f"{path}[{key!r}]", value
@@ -185,12 +212,22 @@ def _members(obj: Any, path: str) -> Iterator[tuple[str, str, Any]]:
         for name, value in vars(obj).items():
             if name == "_modules":
                 for child_name, child in value.items():
-                    yield child_name, f"{path}.{child_name}", child
+                    yield child_name, _submodule_path(obj, path, child_name), child
             elif name not in ("_parameters", "_buffers"):  # tensors always copy
                 yield name, f"{path}.{name}", value
     elif hasattr(obj, "__dict__") and not isinstance(obj, type):
         for name, value in vars(obj).items():
             yield name, f"{path}.{name}", value
+
+
+def _submodule_path(module: Any, path: str, name: str) -> str:
+    from torch import nn
+
+    if isinstance(module, (nn.ModuleList, nn.Sequential)) and name.isdigit():
+        return f"{path}[{name}]"
+    if isinstance(module, nn.ModuleDict):
+        return f"{path}[{name!r}]"
+    return f"{path}.{name}" if name.isidentifier() else f"{path}.get_submodule({name!r})"
 
 
 def _owner(node: _Node) -> type | None:
@@ -211,27 +248,61 @@ def _is_users(cls: type) -> bool:
 
 def copy_error(obj: Any) -> Exception | None:
     """What ``copy.deepcopy(obj)`` raises, or None when it copies."""
+    failure = _copy_failure(obj, {})
+    return failure[0] if failure else None
+
+
+def _copy_failure(obj: Any, tensors: dict[int, Any]) -> tuple[Exception, list[Any]] | None:
     try:
-        copy.deepcopy(obj)
+        copy.deepcopy(obj, dict(tensors))  # deepcopy's memo: an object found there is used as it is
     except Exception as error:  # any failure makes the member the culprit
-        return error
+        return error, _inside(error, copy.deepcopy.__code__, "x")
     return None
 
 
-def _pickle_error(obj: Any) -> Exception | None:
+def _pickle_failure(obj: Any, tensors: dict[int, Any]) -> tuple[Exception, list[Any]] | None:
+    """Pickle ``obj`` as a worker receives it, tensors left out; on failure, again in Python to see where."""
+    import copyreg
+    import pickle
     from multiprocessing.reduction import ForkingPickler
 
+    error = _pickle_error(obj, ForkingPickler)  # the C pickler that workers get: fast when it works
+    if error is None:
+        return None
+    # Python's pickler, with the reducers ForkingPickler adds (torch registers its own there):
+    # its frames say what it was pickling when it raised.
+    reducers = {**copyreg.dispatch_table, **vars(ForkingPickler)["_extra_reducers"]}
+    python = type("ForkingPythonPickler", (pickle._Pickler,), {"dispatch_table": reducers})
+    again = _pickle_error(obj, python)
+    if again is None:  # the two picklers disagree: nothing to point at but the whole object
+        return error, []
+    return again, _inside(again, pickle._Pickler.save.__code__, "obj")  # type: ignore[attr-defined]
+
+
+def _pickle_error(obj: Any, pickler: type) -> Exception | None:
     import torch
 
-    class _TensorlessPickler(ForkingPickler):
+    class _Tensorless(pickler):
         def persistent_id(self, value: Any) -> int | None:
             return 0 if isinstance(value, torch.Tensor) else None
 
     try:
-        _TensorlessPickler(io.BytesIO()).dump(obj)
+        _Tensorless(io.BytesIO()).dump(obj)
     except Exception as error:  # any failure makes the member the culprit
         return error
     return None
+
+
+def _inside(error: BaseException, code: CodeType, name: str) -> list[Any]:
+    """The local ``name`` of each frame running ``code`` between here and where ``error`` was raised."""
+    found = []
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code is code:
+            found.append(trace.tb_frame.f_locals[name])
+        trace = trace.tb_next
+    error.__traceback__ = None  # the frames hold the half-made copy
+    return found
 
 
 def _is_module(obj: Any) -> bool:
@@ -239,12 +310,6 @@ def _is_module(obj: Any) -> bool:
     from torch import nn
 
     return isinstance(obj, nn.Module)
-
-
-def _customises(cls: type, hooks: tuple[str, ...]) -> bool:
-    from torch import nn
-
-    return any(getattr(cls, name, None) is not getattr(nn.Module, name, None) for name in hooks)
 
 
 def _marked(node: _Node) -> Uncopyable:
@@ -259,10 +324,42 @@ def _type_name(obj: Any) -> str:
 
 
 def _defined_at(cls: type) -> str:
+    """``, defined at FILE:LINE`` for ``cls``, from code objects and linecache only.
+
+    ``inspect.getsourcelines`` parses the whole file with ``ast`` to find a class, which on
+    Python 3.11 fails at random (``SystemError: AST constructor recursion depth mismatch``)
+    while another thread parses too; this runs inside collectors that users build in threads.
+    """
     try:
-        return f", defined at {inspect.getsourcefile(cls)}:{inspect.getsourcelines(cls)[1]}"
-    except (TypeError, OSError):
+        codes = _method_codes(cls)
+        filename = codes[0].co_filename if codes else getattr(sys.modules.get(cls.__module__), "__file__", None)
+        line = getattr(cls, "__firstlineno__", None) or filename and _class_line(filename, cls.__name__, codes)
+    except Exception:  # odd class attributes, a file that changed: the message goes without the place
         return ""
+    if not filename:
+        return ""
+    return f", defined at {filename}:{line}" if line else f", defined in {filename}"
+
+
+def _method_codes(cls: type) -> list[CodeType]:
+    """The code objects of the functions written in ``cls``'s own body, earliest first."""
+    codes = []
+    for value in vars(cls).values():
+        function = inspect.unwrap(getattr(value, "__func__", getattr(value, "fget", value)))
+        code = getattr(function, "__code__", None)
+        if isinstance(code, CodeType) and getattr(function, "__qualname__", "").startswith(f"{cls.__qualname__}."):
+            codes.append(code)
+    return sorted(codes, key=lambda code: code.co_firstlineno)
+
+
+def _class_line(filename: str, name: str, codes: list[CodeType]) -> int | None:
+    """The line of ``class name`` in ``filename``: the last one above its first method, else the only one."""
+    pattern = re.compile(rf"\s*class\s+{re.escape(name)}\b")
+    lines = [number for number, text in enumerate(linecache.getlines(filename), 1) if pattern.match(text)]
+    if codes:
+        lines = [number for number in lines if number <= codes[0].co_firstlineno]
+        return lines[-1] if lines else None
+    return lines[0] if len(lines) == 1 else None
 
 
 _LIBRARIES = ("rlguard.", "torchrl.", "tensordict.", "torch.", "functools", "contextlib")

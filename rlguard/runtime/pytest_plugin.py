@@ -10,7 +10,7 @@
 
 Each test runs in its own installed block, so a warning rlguard shows once is shown once per
 test, whatever the order. In an environment without torch, torchrl or tensordict, each of these
-ends with one line saying to install ``rlguard[runtime]``.
+ends with one line saying how to install them (``INSTALL_RUNTIME``: from a checkout until rlguard is released).
 
 This module loads in every pytest session, so it imports neither torch nor torchrl: the runtime
 is imported only when one of the three is used.

@@ -1,4 +1,4 @@
-"""A drop-in ``PrioritizedSampler`` with three corrections, and the patches that install them.
+"""A drop-in ``PrioritizedSampler`` with four corrections, and the patches that install them.
 
 (a) Where torchrl's compiled extension does not load, prioritized samplers and buffers use
     rlguard's extension-free segment trees instead of raising "SumSegmentTreeFp32 is not
@@ -7,19 +7,22 @@
     twice works, and the trees come back bit for bit. (c) A bad state (corrupt, truncated,
     missing, another capacity or dtype) raises ``RLGuardError`` naming the file and the field,
     and leaves the sampler exactly as it was; states written by stock torchrl load.
-(d) A dump is crash-consistent: each file is written beside its target, fsynced and renamed
-    over it, the metadata last, and the metadata records the SHA-256 of both tree files. A
-    dump interrupted after replacing a tree file is refused by ``loads`` (the trees do not
-    match the metadata) instead of loading new trees under the old alpha and max priority.
+(d) A dump is atomic and safe beside concurrent loads: ``dumps(path)`` makes a new generation
+    of the state folder ``path`` current by one rename, and ``loads`` reads the generation that
+    was current, which no dump deletes while it is read (:mod:`rlguard.runtime.state_folder`).
+    The metadata records the SHA-256 of both tree files, so a flat state mixed from two dumps
+    is refused instead of loading new trees under the old alpha and max priority.
 
-The on-disk layout stays torchrl's, so either side reads the other's files:
+Each generation keeps torchrl's layout, so either side reads the other's files:
 ``sampler_metadata.json`` and one raw float64 file per tree, one value per leaf (torchrl
-ignores the extra ``_sha256`` field).
+ignores the extra ``_sha256`` field); stock torchrl loads ``path/gen-N``, and a flat folder
+written by stock torchrl loads here.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -37,10 +40,12 @@ from torchrl.data.replay_buffers.samplers import prioritized as _prioritized
 from torchrl.data.replay_buffers.samplers import prioritized_slice as _prioritized_slice
 from torchrl.data.replay_buffers.samplers.prioritized import PrioritizedSampler as _Stock  # Any to mypy: torchrl ships no types
 
+from rlguard.runtime import state_folder
 from rlguard.runtime._patch import Patch
 from rlguard.runtime.errors import RLGuardError
 from rlguard.runtime.extension import warn_fallback
 from rlguard.runtime.segment_tree import TORCHRL_TREE_CLASSES, WRITE_CHUNK
+from rlguard.runtime.state_folder import inside_staging
 
 __all__ = ["PrioritizedSampler", "PrioritizedSliceSampler", "check_loadable", "patches"]
 
@@ -49,6 +54,10 @@ _StockSlice: Any = _prioritized_slice.PrioritizedSliceSampler  # torchrl ships n
 
 METADATA_FILE = "sampler_metadata.json"
 TREE_FILES = {"_sum_tree": "sumtree.memmap", "_min_tree": "mintree.memmap"}
+# What a flat state (stock torchrl's, or an older rlguard's) holds at the top of a sampler's folder.
+_FLAT_ENTRIES = frozenset(
+    name + suffix for name in (METADATA_FILE, *TREE_FILES.values()) for suffix in ("", ".partial")
+)
 # torchrl's schema 1: _max_priority holds the raw priority (pytorch/rl#3925). Files without a
 # version may hold the alpha-transformed value, recomputed from the tree as torchrl does.
 SCHEMA_VERSION = 1
@@ -113,23 +122,21 @@ class PrioritizedSampler(_Stock):
         _commit(self, _State.from_state_dict(self, state_dict))
 
     def dumps(self, path: str | os.PathLike[str]) -> None:
-        """Write the state under the directory ``path`` in torchrl's layout, metadata as plain JSON."""
+        """Make the state the current generation of the state folder ``path`` (see
+        :mod:`rlguard.runtime.state_folder`); each generation is in torchrl's layout, metadata as
+        plain JSON. Inside a buffer's dump, the files go flat into the buffer's generation."""
         path = Path(path).absolute()
-        metadata = _metadata(self, path / METADATA_FILE)
-        path.mkdir(parents=True, exist_ok=True)
-        digests = {}
-        for field, name in TREE_FILES.items():
-            data = _tree_leaves(getattr(self, field), self._max_capacity).to("cpu", torch.float64).numpy().tobytes()
-            digests[name] = hashlib.sha256(data).hexdigest()
-            _replace(path / name, data)
-        # Metadata last, naming the trees it belongs with: a crash before it leaves trees
-        # that loads() finds do not match the metadata, never a silent mixture.
-        metadata[DIGEST_FIELD] = digests
-        _replace(path / METADATA_FILE, json.dumps(metadata, allow_nan=False).encode())
+        _metadata(self, path / METADATA_FILE)  # refuses a state JSON cannot hold, before any folder exists
+        if inside_staging():
+            _write_flat(self, path)
+        else:
+            state_folder.write(path, functools.partial(_write_flat, self), _FLAT_ENTRIES)
 
     def loads(self, path: str | os.PathLike[str]) -> None:
-        """Load what ``dumps`` (rlguard's or torchrl's) wrote under ``path``; all or nothing."""
-        _commit(self, _State.from_files(self, Path(path).absolute()))
+        """Load the last complete state that ``dumps`` (rlguard's or torchrl's) wrote under
+        ``path``; all or nothing."""
+        with state_folder.reading(Path(path).absolute()) as folder:
+            _commit(self, _State.from_files(self, folder))
 
 
 _STATE_METHODS = ("state_dict", "load_state_dict", "dumps", "loads")
@@ -149,13 +156,13 @@ class PrioritizedSliceSampler(_StockSlice):
     loads = PrioritizedSampler.loads
 
 
-def check_loadable(sampler: Any, path: str | os.PathLike[str]) -> None:
-    """Raise ``RLGuardError`` if ``sampler.loads(path)`` would refuse; change nothing.
-
-    Samplers other than prioritized ones keep no state of their own on disk: nothing to check.
-    """
-    if isinstance(sampler, _Stock):
-        _State.from_files(sampler, Path(path).absolute())
+def check_loadable(sampler: Any, folder: Path) -> bool:
+    """Raise ``RLGuardError`` if the flat state in ``folder`` would not load into ``sampler``;
+    change nothing. False for samplers whose state rlguard does not read itself."""
+    if not isinstance(sampler, _Stock):
+        return False
+    _State.from_files(sampler, folder)
+    return True
 
 
 def patches() -> list[Patch]:
@@ -362,7 +369,7 @@ def _read_metadata(file: Path) -> Any:
             "Write it again with dumps()."
         ) from None
     try:
-        metadata = json.loads(text)
+        metadata = state_folder.parse_json(file, text)
     except json.JSONDecodeError as error:
         keys = re.findall(r'"(\w+)"\s*:', text[: error.pos])
         field = f" inside field '{keys[-1]}'" if keys else ""
@@ -490,6 +497,21 @@ def _filled_like(tree: Any, leaves: torch.Tensor) -> Any:
 # --- writing -------------------------------------------------------------------------------
 
 
+def _write_flat(sampler: _Stock, folder: Path) -> None:
+    """The state's files in torchrl's layout, into a folder no reader sees yet. The metadata
+    records the trees' SHA-256, so a flat state mixed from two dumps (written by an older
+    rlguard straight into the target) is refused rather than loaded."""
+    metadata = _metadata(sampler, folder / METADATA_FILE)
+    folder.mkdir(parents=True, exist_ok=True)
+    digests = {}
+    for field, name in TREE_FILES.items():
+        data = _tree_leaves(getattr(sampler, field), sampler._max_capacity).to("cpu", torch.float64).numpy().tobytes()
+        digests[name] = hashlib.sha256(data).hexdigest()
+        (folder / name).write_bytes(data)
+    metadata[DIGEST_FIELD] = digests
+    (folder / METADATA_FILE).write_text(json.dumps(metadata, allow_nan=False))
+
+
 def _metadata(sampler: _Stock, file: Path) -> dict[str, Any]:
     value, index = sampler._max_priority
     if value is not None and not math.isfinite(float(value)):
@@ -517,32 +539,6 @@ def _tree_leaves(tree: Any, capacity: int) -> torch.Tensor:
 def _tree_device(tree: Any) -> torch.device:
     """torchrl's CUDA trees say where they live; its CPU trees have no ``device``."""
     return torch.device(getattr(tree, "device", None) or "cpu")
-
-
-def _replace(file: Path, data: bytes) -> None:
-    """Write ``file`` whole or not at all, durably: on disk before it replaces the old one."""
-    partial = file.with_name(file.name + ".partial")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    os.replace(partial, file)
-    fsync_directory(file.parent)
-
-
-def fsync_directory(path: Path) -> None:
-    """Make a rename inside ``path`` durable (POSIX; Windows cannot open directories)."""
-    if os.name != "posix":
-        return
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _chunks(index: Any, priority: Any) -> Iterator[tuple[Any, Any]]:

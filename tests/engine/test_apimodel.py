@@ -188,3 +188,56 @@ def test_a_file_no_rule_needs_never_loads_the_whole_model():
     class-name extract; the model is read only when a file is analysed."""
     result = subprocess.run([sys.executable, "-c", CLEARED_RUN], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1:] == ["LOADED: 0 0"], result.stderr
+
+
+def _real_class(qualname: str) -> type | None:
+    """The class a model name stands for (``module.Qual.Name``), imported; None when it cannot be."""
+    import importlib
+
+    parts = qualname.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            found = getattr(found, part, None)
+        return found if isinstance(found, type) else None
+    return None
+
+
+def test_library_ancestry_is_pythons_method_resolution_order():
+    """C3, as Python orders the real classes' ``__mro__`` (kept to the modelled classes). A depth-first
+    walk of the same bases orders some of them otherwise: ``SafeSequential`` derives from
+    ``TensorDictSequential`` and ``SafeModule``, which share ``TensorDictModule``, and Python puts
+    ``SafeModule`` before that shared base."""
+    reader = model()
+    legacy = type(torch.FloatTensor)  # torch.FloatTensor(...) builds a Tensor: the model says so, __mro__ does not
+    compared = differ_from_depth_first = 0
+    for qualname in reader._classes:  # every class the model knows
+        cls = _real_class(qualname)
+        if cls is None or isinstance(cls, legacy):
+            continue
+        expected = [name for name in (f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__) if name in reader._classes]
+        assert reader.ancestry(qualname) == expected, qualname
+        compared += 1
+        differ_from_depth_first += expected != _depth_first(reader, qualname)
+    assert compared > 600
+    assert differ_from_depth_first >= 10
+    order = reader.ancestry("torchrl.modules.SafeSequential")
+    assert order.index("torchrl.modules.tensordict_module.common.SafeModule") < order.index("tensordict.nn.common.TensorDictModule")
+
+
+def _depth_first(reader, qualname: str) -> list[str]:
+    order: list[str] = []
+    pending = [reader.class_name(qualname)]
+    while pending:
+        current = pending.pop(0)
+        if current not in order:
+            order.append(current)
+            pending = [*reader._classes[current]["bases"], *pending]
+    return order
+
+
+def test_an_unknown_class_has_no_ancestry():
+    assert model().ancestry("mylab.Policy") == []

@@ -69,11 +69,40 @@ def test_a_change_to_rlguards_rules_invalidates_without_a_new_version(tree, tmp_
     monkeypatch.setattr(cache, "_PACKAGE", str(package))
     cache_dir = str(tmp_path_factory.mktemp("cache"))
     tree.write("a.py", OLD_IMPORT)
-    _run(tree.root, cache_dir)
+    _run_fresh_stamp(tree.root, cache_dir)
     runtime.write_text("y = 22\n")  # not the linter: the cache stands
-    assert _run(tree.root, cache_dir)[1].analyzed == 0
+    assert _run_fresh_stamp(tree.root, cache_dir)[1].analyzed == 0
     rule.write_text("x = 22\n")
-    assert _run(tree.root, cache_dir)[1].analyzed == 1
+    assert _run_fresh_stamp(tree.root, cache_dir)[1].analyzed == 1
+
+
+def _run_fresh_stamp(root: str, cache_dir: str):
+    """A run in a new process, as far as the code stamp goes: it is computed once per process."""
+    import rlguard.engine.cache as cache
+
+    cache._code_stamp.cache_clear()
+    return _run(root, cache_dir)
+
+
+def test_regenerated_data_invalidates(tree, tmp_path_factory, monkeypatch):
+    """The README has maintainers regenerate the API model: a cached verdict made with the old one
+    must not survive (a cached run once said "All checks passed" where --no-cache found RLG003)."""
+    import shutil
+
+    import rlguard
+    import rlguard.engine.cache as cache
+
+    package = tmp_path_factory.mktemp("package") / "rlguard"
+    shutil.copytree(os.path.dirname(rlguard.__file__), package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "_PACKAGE", str(package))
+    cache_dir = str(tmp_path_factory.mktemp("cache"))
+    tree.write("a.py", OLD_IMPORT)
+    _run_fresh_stamp(tree.root, cache_dir)
+    assert _run_fresh_stamp(tree.root, cache_dir)[1].analyzed == 0
+    for data in ("engine/apimodel.json", "engine/apimodel_classes.json", "rules/removed_api.json", "rules/catalog.json"):
+        path = package / data
+        path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # as a regenerated file differs
+        assert _run_fresh_stamp(tree.root, cache_dir)[1].analyzed == 1, data
 
 
 def test_default_cache_lives_at_the_project_root(tree):

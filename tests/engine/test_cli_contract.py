@@ -283,6 +283,32 @@ def test_check_and_fix_read_stdin(tree):
     assert unnamed.stdout.startswith("stdin.py:1:32: RLG006")
 
 
+def test_stdin_checks_the_text_alone(tree):
+    """Other files of the folder are read for what the text imports from them, never reported."""
+    tree.write("old.py", OLD_IMPORT)
+    tree.write("src/pkg/__init__.py", "")
+    tree.write("src/pkg/policies.py", POLICY)
+    clean = _stdin(tree, "check", "--no-cache", "-", "--stdin-filename", "src/pkg/x.py", text="import os\n")
+    assert (clean.returncode, clean.stdout) == (0, "All checks passed (1 file checked).\n"), clean.stdout
+    copying = "import copy\nfrom pkg.policies import CamPolicy\n\ntwin = copy.deepcopy(CamPolicy())\n"
+    found = _stdin(tree, "check", "--no-cache", "--output-format", "concise", "-", "--stdin-filename", "src/pkg/x.py",
+                   text=copying)
+    assert found.stdout.splitlines()[:-1] == [
+        "src/pkg/x.py:4:8: RLG001 `CamPolicy` cannot be deep-copied by `copy.deepcopy`: `self.lock` holds a thread lock"]
+
+
+POLICY = """\
+import threading
+from torch import nn
+
+
+class CamPolicy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lock = threading.Lock()
+"""
+
+
 def test_force_exclude_applies_exclude_to_named_files(tree):
     tree.write("pyproject.toml", "[tool.rlguard]\nexclude = ['generated/']\n")
     tree.write("generated/old.py", OLD_IMPORT)
@@ -355,7 +381,7 @@ def test_suppressions_in_notebook_cells(tree):
     tree.write("nb.ipynb", _notebook(("code", "import os\n"),
                                      ("code", OLD_IMPORT.rstrip() + "  # noqa: RLG006\nx = 1  # noqa: RLG003\n")))
     result = tree.run("check", "--no-cache", "--show-unused-noqa", "--output-format", "concise", "nb.ipynb")
-    assert result.stdout.splitlines()[0] == "nb.ipynb:cell 2:2:1: RLG100 unused suppression of RLG003"
+    assert result.stdout.splitlines()[0] == "nb.ipynb:cell 2:2:1: RLG100 unused suppression of RLG003 [*]"
     assert "RLG006" not in result.stdout
 
 
@@ -405,3 +431,31 @@ def write_samples() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write-samples"]:
     write_samples()
+
+
+# ----- small contract points (issue 26) -----
+def test_an_empty_selection_selects_nothing(tree):
+    """As in ruff: `select = []` and `--select ""` run no rule (a syntax error is still reported)."""
+    tree.write("old.py", OLD_IMPORT)
+    assert tree.run("check", "--no-cache", "--select", "", ".").returncode == 0
+    tree.write("pyproject.toml", "[tool.rlguard]\nselect = []\n")
+    assert tree.run("check", "--no-cache", ".").returncode == 0
+    tree.write("broken.py", "def f(:\n")
+    result = tree.run("check", "--no-cache", "--output-format", "concise", ".")
+    assert result.stdout.startswith("broken.py:1:") and " RLG000 " in result.stdout and "RLG006" not in result.stdout
+    assert tree.run("check", "--no-cache", "--select", "RLG006", "old.py").returncode == 1  # the flag replaces it
+
+
+def test_quiet_fix_prints_what_remains_and_nothing_else(tree):
+    """As `ruff check --fix --quiet`: no summary, but each remaining finding, so exit 1 says why."""
+    path = tree.write("a.py", OLD_IMPORT + "import json, torch\njson.dump({'w': torch.zeros(1)}, f)\n")
+    tree.write("b.py", "from torch import nn\nfrom torchrl.trainers import TrainerHookBase\n\n\n"
+                       "class Logger(TrainerHookBase):\n    def register(self, trainer, name='x'):\n        pass\n")
+    result = tree.run("fix", "-q", "--no-cache", ".")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines and all(line.startswith("b.py:5:1: RLG005 ") and line.endswith("(no automatic fix)") for line in lines), lines
+    with open(path, encoding="utf-8") as handle:
+        assert "Collector\n" in handle.read()  # the fixes were applied
+    tree.write("b.py", "x = 1\n")
+    assert (tree.run("fix", "-q", "--no-cache", ".").stdout, tree.run("fix", "-q", "--no-cache", ".").returncode) == ("", 0)

@@ -82,11 +82,11 @@ def _removed_uses(change) -> list[str]:
 def test_the_removed_api_tokens_admit_every_use_the_rules_match():
     """Soundness over the whole generated table: each spelling is flagged by the rule, so the
     pre-filter must let it through."""
-    from rlguard.engine.runner import rules_by_code
+    from rlguard.rules import CATALOG
     from rlguard.rules.data import REMOVED_API
     from rlguard.testing import check_source
 
-    rules = rules_by_code()
+    rules = CATALOG
     tokens = {code: rules[code].prefilter_tokens((0, 14)) for code in ("RLG006", "RLG007")}
     for change in REMOVED_API:
         version = change.removed_in or change.deprecated_in
@@ -140,11 +140,11 @@ def test_statements_are_read_only_where_they_start_a_line():
 
 def test_the_json_tokens_admit_every_encoder_spelling():
     """RLG003 needs "json" and "dump" together: every encoder, however imported, spells both."""
-    from rlguard.engine.runner import rules_by_code
+    from rlguard.rules import CATALOG
     from rlguard.rules.data import JSON_ENCODERS
     from rlguard.testing import check_source
 
-    tokens = {"RLG003": rules_by_code()["RLG003"].prefilter_tokens((0, 14))}
+    tokens = {"RLG003": CATALOG["RLG003"].prefilter_tokens((0, 14))}
     payload = "{'loss': torch.zeros(3)}"
     for encoder in JSON_ENCODERS:
         module, function = encoder.rsplit(".", 1)

@@ -262,6 +262,7 @@ def test_the_index_follows_re_exports_and_survives_cycles(tmp_path):
 def test_vendored_library_version_from_its_metadata_or_version_file(tmp_path):
     write(tmp_path, {
         ".git/HEAD": "",
+        "third_party/rl/setup.py": "from setuptools import setup\n\nsetup(name=\"torchrl\")\n",
         "third_party/rl/torchrl/__init__.py": "",
         "third_party/rl/torchrl/version.py": "__version__ = '0.6.0'\ngit_version = 'abc'\n",
         "vendor/tensordict/__init__.py": "",
@@ -277,9 +278,18 @@ def test_no_vendored_copy_in_a_virtual_environment(tmp_path):
     assert vendored_library(str(tmp_path), "torchrl") is None
 
 
+def test_a_package_merely_named_torchrl_is_not_a_vendored_copy(tmp_path):
+    """OmniDrones' ``omni_drones/utils/torchrl/``, or a copy without packaging metadata, is no library copy."""
+    write(tmp_path, {".git/HEAD": "", "setup.py": "from setuptools import setup\n\nsetup(name=\"omni_drones\")\n",
+                     "omni_drones/__init__.py": "", "omni_drones/utils/__init__.py": "",
+                     "omni_drones/utils/torchrl/__init__.py": "", "third_party/rl/torchrl/__init__.py": ""})
+    assert vendored_library(str(tmp_path), "torchrl") is None
+
+
 def test_imports_of_a_vendored_copy_are_first_party(tmp_path):
     write(tmp_path, {
         ".git/HEAD": "",
+        "third_party/rl/pyproject.toml": "[project]\nname = \"torchrl\"\nversion = \"0.6.0\"\n",
         "third_party/rl/torchrl/__init__.py": "",
         "third_party/rl/torchrl/collectors.py": "class SyncDataCollector:\n    pass\n",
         "scripts/run.py": "",
@@ -296,6 +306,7 @@ def test_an_index_without_a_resolver_reads_only_what_it_was_given():
 
 VENDORED = {
     ".git/HEAD": "",
+    "third_party/rl/setup.py": "package_name = \"torchrl\"\n",
     "third_party/rl/torchrl/__init__.py": "from .version import __version__\n",
     "third_party/rl/torchrl/version.py": "__version__ = '0.6.0'\n",
     "third_party/rl/torchrl/collectors/__init__.py": "from .collectors import SyncDataCollector\n",

@@ -1,7 +1,7 @@
 """The index's answers about what project functions and methods return (``FunctionFacts.typed``):
 ``built_class``, ``returned_kind``, methods found through the MRO, and the order of a factory.
 
-Rules read these through ``ProjectIndex.mro`` and ``engine.types.condition_kind``; here the answers
+Rules read these through ``ProjectIndex.mro`` and ``engine.conditions.condition_kind``; here the answers
 themselves are pinned, with the guards against recursion and cycles.
 """
 
@@ -185,7 +185,7 @@ PROJECT = {
         lstm.set_recurrent_mode(True)
         rig = Rig()
         print(json.dumps(summary(rig)), json.dumps(rig.weights()))
-        collector = Collector(None, rig, frames_per_batch=1, total_frames=1, policy_device="cpu")
+        collector = Collector(None, rig, frames_per_batch=1, total_frames=1, policy_device="cuda:0")
         """,
 }
 
@@ -200,7 +200,8 @@ def test_one_file_or_the_project_same_findings_through_returns_and_members(tmp_p
 @pytest.mark.parametrize(("decorator", "kind"), [
     ("", "tensor"), ("@torch.no_grad()\n", "tensor"), ("@torch.inference_mode()\n", "tensor"),
     ("@functools.lru_cache(maxsize=2)\n", "tensor"), ("@functools.cache\n", "tensor"), ("@staticmethod\n", "tensor"),
-    ("@traced\n", None), ("@functools.partial(traced)\n", None), ("@property\n", None),
+    ("@traced\n", None), ("@functools.partial(traced)\n", None),
+    ("@property\n", "tensor"),  # what reading it gives (FunctionFacts.is_property); calling it is another thing
 ])
 def test_decorators_that_keep_the_result(tmp_path, decorator, kind):
     source = ("import functools\n\nimport torch\n\n\ndef traced(function):\n    return function\n\n\n"

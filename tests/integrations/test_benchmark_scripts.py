@@ -60,3 +60,24 @@ def test_pinned_h2d_benchmark_measures_or_says_what_it_needs(tmp_path):
     else:
         assert report == {"skipped": report["skipped"]} and report["skipped"].startswith("needs CUDA")
         assert "needs CUDA" in stdout
+
+
+def test_state_folder_trial(tmp_path):
+    out = tmp_path / "state.json"
+    run("state_folder.py", "--writers", "1", "--readers", "1", "--dumps", "2", "--runs", "1", "--kills", "2",
+        "--out", str(out))
+    report = json.loads(out.read_text())
+    assert report["concurrent"]["dumps"] == {"complete": 2} and set(report["concurrent"]["loads"]) <= {"complete"}
+    assert report["kills"]["after_kill"] == {"complete": 2}
+
+
+def test_lint_speed_one_file_table(tmp_path):
+    """The pre-commit case: its rows, with the targets the README quotes (figures are not asserted)."""
+    out = tmp_path / "lint_speed.json"
+    stdout = run("lint_speed.py", "--one-file-only", "--one-file-repeats", "1", "--json", str(out))
+    rows = json.loads(out.read_text())["one_file"]
+    assert {"python", "libcst", "unchanged", "cleared", "pattern", "cross-file"} <= set(rows)
+    assert rows["cross-file"]["target"] == 6.0 and rows["pattern"]["target"] is None
+    if "hook rlguard pattern" in rows:  # pre-commit and ruff are in the test extra
+        assert all(rows[f"hook rlguard {case}"]["target_to_ruff"] == 1.6 for case in ("cleared", "pattern", "warm"))
+    assert "rlguard check, warm, cross-file finding" in stdout

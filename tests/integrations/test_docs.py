@@ -50,17 +50,17 @@ def test_check_and_write_modes(tmp_path):
     assert run("--check").returncode == 0
     page = target / "rules" / f"{RULES[0].code}.md"
     page.write_text(page.read_text() + "\nhand edit\n")
-    (target / "rules" / "RLG998.md").write_text("# a rule that no longer exists\n")
+    (target / "rules" / "RLG997.md").write_text("# a rule that no longer exists\n")
     (target / "rules" / "RLG000.md").unlink()
     checked = run("--check")
     assert checked.returncode == 1
-    for name in (page.name, "RLG998.md", "RLG000.md"):
+    for name in (page.name, "RLG997.md", "RLG000.md"):
         assert name in checked.stdout
     assert "python -m rlguard_dev.docs --write" in checked.stdout
     written = run("--write")
     assert written.returncode == 0, written.stderr
     assert run("--check").returncode == 0
-    assert not (target / "rules" / "RLG998.md").exists()
+    assert not (target / "rules" / "RLG997.md").exists()
     assert "hand edit" not in page.read_text()
 
 
@@ -144,6 +144,7 @@ def test_toml_examples_are_valid_configuration(page, block):
     pending = [code for code in section.get("rules", {}) if code not in RULES_BY_CODE]
     for code in pending:
         del section["rules"][code]
+    section.pop("extend", None)  # an example's base file does not exist; `extend` itself is tested in tests/engine
     try:
         parse_config(section, f"docs/{page}")
     except ConfigError as error:

@@ -133,13 +133,34 @@ def test_workflows_use_the_action_on_this_repo_and_run_the_tests():
     runs = "\n".join(s.get("run", "") for found in steps.values() for s in found)
     torch_line = next(line for line in runs.splitlines() if "torch==2.13.0" in line)
     assert "--index-url https://download.pytorch.org/whl/cpu" in torch_line
-    assert "-c constraints.txt" in runs
-    assert "pytest tests" in runs
     assert "mkdocs build --strict" in runs
     assert "python -m rlguard_dev.docs --check" in runs
-    # torch is installed before anything that depends on it
-    ordered = [s.get("run", "") for s in steps["ci.yml"]]
-    assert min(i for i, r in enumerate(ordered) if "torch==2.13.0" in r) < min(i for i, r in enumerate(ordered) if "[runtime,test]" in r)
+
+
+def _readme_test_command() -> str:
+    """The command .ci/checks runs, found as it finds it (its own line, run by bash)."""
+    line = next(line for line in (CHECKOUT / ".ci" / "checks").read_text().splitlines() if line.startswith("test_command="))
+    return subprocess.run(["bash", "-c", f'{line}\nprintf %s "$test_command"'], cwd=CHECKOUT, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_ci_runs_what_ci_run_runs_on_every_supported_python():
+    """.ci/run and the workflow both run .ci/checks: the README's test command, ruff and mypy."""
+    tomllib = pytest.importorskip("tomllib")
+    command = _readme_test_command()
+    assert "-c constraints.txt" in command and '".[runtime,test]"' in command and command.endswith("python -m pytest")
+    checks = (CHECKOUT / ".ci" / "checks").read_text()
+    assert 'eval "$test_command"' in checks
+    assert "\nruff check rlguard rlguard_dev tests benchmarks\n" in checks and "\nmypy\n" in checks
+    assert (CHECKOUT / ".ci" / "run").read_text().rstrip().endswith("\n.ci/checks")
+    job = workflow(CHECKOUT / ".github" / "workflows" / "ci.yml")["jobs"]["tests"]
+    runs = [step.get("run", "") for step in job["steps"]]
+    assert ".ci/checks" in runs
+    # torch's CPU build is installed first, so the README command's `pip install torch==...` is satisfied by it.
+    assert min(i for i, r in enumerate(runs) if "download.pytorch.org/whl/cpu" in r) < runs.index(".ci/checks")
+    with open(CHECKOUT / "pyproject.toml", "rb") as handle:
+        lowest = tomllib.load(handle)["project"]["requires-python"].removeprefix(">=")
+    assert job["strategy"]["matrix"]["python-version"] == [lowest, "3.11", "3.12", "3.13"]
 
 
 # --- the action's steps, executed -----------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_the_wheel_leaves_out_the_generators(wheel_names):
 
 def test_the_wheel_holds_the_package_and_the_data_it_reads(wheel_names):
     for name in ("rlguard/cli.py", "rlguard/docs.py", "rlguard/engine/runner.py", "rlguard/runtime/install.py",
-                 "rlguard/rules/catalog.json", "rlguard/rules/removed_api.json", "rlguard/engine/apimodel.json",
+                 "rlguard/rules/catalog.json", "rlguard/rules/removed_api.json", "rlguard/engine/apimodel.json", "rlguard/engine/builtins_model.json",
                  "rlguard/engine/apimodel_classes.json", "rlguard/py.typed"):
         assert name in wheel_names, name
 

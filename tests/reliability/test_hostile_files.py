@@ -48,8 +48,9 @@ def test_hostile_files_each_get_a_clear_outcome(tree):
     assert [f["code"] for f in by_file["späce d/nön ascii.py"]] == ["RLG006"]
     for clean in ("empty.py", "bom_only.py", "crlf.py", "mixed.py", "deep_blocks.py"):
         assert clean not in by_file
-    # Python itself cannot compile 10,000 nested parentheses: a parse error, not a crash.
-    assert [f["code"] for f in by_file.get("deep.py", [])] in ([], ["RLG000"])
+    # Python itself cannot compile 10,000 nested parentheses: a parse error, or a worker that dies on
+    # it (reported unchecked), never the end of the run.
+    assert [f["code"] for f in by_file.get("deep.py", [])] in ([], ["RLG000"], ["RLG998"])
 
 
 def test_unreadable_file_is_skipped_with_a_reason(tree):
@@ -58,7 +59,7 @@ def test_unreadable_file_is_skipped_with_a_reason(tree):
     path = tree.write("secret.py", OLD_IMPORT)
     os.chmod(path, 0)
     result = tree.run("check", "--no-cache", ".")
-    assert "secret.py: skipped: cannot read" in result.stderr
+    assert "secret.py:1:1: RLG998 not checked: cannot read" in result.stdout and result.returncode == 1
 
 
 def test_unreadable_file_as_root_is_still_reported(tree, monkeypatch):
@@ -80,7 +81,7 @@ def test_unreadable_file_as_root_is_still_reported(tree, monkeypatch):
     monkeypatch.setattr(builtins, "open", deny)
     report, project = check([tree.root], Config(root=tree.root), RunOptions(jobs=1, use_cache=False), Target((0, 14), "flag"))
     assert (path, "cannot read: Permission denied") in project.skipped
-    assert report.findings == []
+    assert [(f.code, f.message) for f in report.findings] == [("RLG998", "not checked: cannot read: Permission denied")]
 
 
 def test_large_file_is_skipped_with_a_reason(tree):
@@ -89,17 +90,41 @@ def test_large_file_is_skipped_with_a_reason(tree):
     tree.write("old.py", OLD_IMPORT)
     result = tree.run("check", "--no-cache", ".")
     assert result.returncode == 1
-    assert "big.py: skipped: larger than max-file-size" in result.stderr
+    assert "big.py:1:1: RLG998 not checked: larger than `max-file-size` (10000000 bytes)" in result.stdout
 
 
 def test_per_file_time_limit(tree):
-    # A long but legal file and a tiny limit: the file is skipped, the run goes on.
-    tree.write("pyproject.toml", "[tool.rlguard]\ntimeout = 1\n")
+    # A long but legal file and a tiny limit: the file is reported unchecked, the run goes on.
+    tree.write("pyproject.toml", "[tool.rlguard]\ntimeout = 0.5\n")
     tree.write("slow.py", OLD_IMPORT + "x = [\n" + "    1,\n" * 80_000 + "]\n")
     tree.write("old.py", OLD_IMPORT)
-    result = tree.run("check", "--no-cache", "--jobs", "1", ".")
-    assert "slow.py: skipped: took longer than the per-file time limit (1 s)" in result.stderr
-    assert "old.py:1:32: RLG006" in result.stdout and result.returncode == 1
+    for jobs in ("1", "2"):  # in-process, and in worker processes
+        result = tree.run("check", "--no-cache", "--output-format", "json", "--jobs", jobs, ".")
+        found = {(f["path"], f["code"], f["message"]) for f in json.loads(result.stdout)}
+        assert found == {("old.py", "RLG006", found_message(found, "old.py")),
+                         ("slow.py", "RLG998", "not checked: took more than the per-file limit of 0.5 s of CPU time (`timeout`)")}
+        assert result.returncode == 1 and result.stderr == ""
+    ignored = tree.write("pyproject.toml", "[tool.rlguard]\ntimeout = 0.5\nper-file-ignores = { 'slow.py' = ['RLG998'] }\n")
+    assert ignored and "slow.py" not in tree.run("check", "--no-cache", "--jobs", "1", ".").stdout
+
+
+def found_message(found: set, path: str) -> str:
+    return next(message for where, _, message in found if where == path)
+
+
+def test_the_time_limit_counts_cpu_time_not_waiting():
+    """A busy machine makes a file wait, not compute: waiting must never make it time out."""
+    import time
+
+    from rlguard.engine.analyze import FileTimeout, time_limit
+
+    with time_limit(0.3) as fired:
+        time.sleep(0.6)  # wall time passes, CPU time does not
+    assert fired == [False]
+    with pytest.raises(FileTimeout), time_limit(0.3):
+        deadline = time.process_time() + 5
+        while time.process_time() < deadline:
+            pass
 
 
 def test_unknown_code_in_a_suppression_is_reported(tree):

@@ -112,4 +112,16 @@ def test_cli_end_to_end_on_a_path_with_comma_and_colon(tmp_path):
     assert unescape(properties["file"]) == "we,ird:dir/odd,name:1.py"
     assert properties["title"] == "RLG006 removed-collector-name"
     assert (properties["line"], properties["col"]) == ("1", "32")
-    assert "use `Collector`" in unescape(message)
+    assert "Use `Collector`" in unescape(message)
+
+
+def test_a_notebook_finding_annotates_its_file_and_names_its_cell():
+    in_notebook = finding(path="explore.ipynb")._replace(cell=4, remedy="use `Collector`")
+    command, properties, message = parse(github.annotation(in_notebook))
+    assert properties == {"file": "explore.ipynb", "title": "RLG006 removed-collector-name"}  # no line of the JSON file
+    assert unescape(message) == "cell 4, line 3, column 5: boom\nUse `Collector`"
+
+
+def test_the_remedy_line_is_a_sentence():
+    command, properties, message = parse(github.annotation(finding()._replace(remedy="use `Collector` (gone since 0.13)")))
+    assert unescape(message) == "boom\nUse `Collector` (gone since 0.13)"

@@ -20,7 +20,7 @@ from rlguard.engine.findings import Finding, FixSummary, Report, Span
 from rlguard.engine.runner import RunOptions, check
 from rlguard.engine.target import Target
 from rlguard.report import sarif
-from rlguard.report.sarif_fixes import fix_edits, text_edits
+from rlguard.fix.edits import fix_edits, text_edits
 from rlguard.rules import ENGINE_CODES, RULES
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
 from rlguard_dev.docs import generate
@@ -94,6 +94,25 @@ def test_rules_table_lists_every_code_with_help_uri_into_the_docs(validator):
         assert rule["helpUri"] == rule_url(code) == f"{DOCS_URL}rules/{code}/"
         assert f"rules/{code}.md" in generated, f"helpUri of {code} points to a page the docs do not have"
         assert rule["name"] and rule["shortDescription"]["text"]
+
+
+def test_rule_texts_are_the_rules_own(validator):
+    """Read from the catalog, they say what the rule classes say."""
+    rules = {rule["id"]: rule for rule in validate(validator, sarif.render(Report()))["runs"][0]["tool"]["driver"]["rules"]}
+    for rule in RULES:
+        entry = rules[rule.code]
+        assert entry["name"] == rule.name
+        assert entry["shortDescription"]["text"] == rule.summary.rstrip(".") + "."
+        assert entry["fullDescription"]["text"] == " ".join(rule.why.split())
+    assert rules["RLG000"]["shortDescription"]["text"] == "A file that does not parse."
+
+
+def test_writing_sarif_imports_no_rule_module_and_no_generator():
+    """A reporter only formats: the rules table comes from the generated catalog."""
+    probe = ("import sys; from rlguard.engine.findings import Report; from rlguard.report import sarif; sarif.render(Report()); "
+             "print(sorted(m for m in sys.modules if m.startswith(('rlguard.rules.', 'rlguard_dev', 'libcst'))))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_results_regions_rule_index_and_uris(validator):
@@ -214,3 +233,18 @@ def test_cli_sarif_output_carries_fixes(tmp_path, validator):
     (fix,) = result_["fixes"]
     (change,) = fix["artifactChanges"]
     assert _apply(OLD, change["replacements"]) == NEW
+
+
+def test_a_notebook_finding_names_its_cell_and_sits_on_the_files_first_line(tmp_path, validator):
+    notebook = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]},
+                          {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                           "source": ["import os\n", "from torchrl.collectors import SyncDataCollector\n"]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "explore.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    report, project = _run(tmp_path)
+    document = validate(validator, sarif.render(report, fixes=fix_edits(report, project)))
+    (result,) = document["runs"][0]["results"]
+    assert result["message"]["text"].startswith("cell 2, line 2, column 32: `SyncDataCollector` was removed")
+    assert result["properties"] == {"cell": 2, "line": 2, "column": 32, "endLine": 2, "endColumn": 49}
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1}
+    assert "fixes" not in result  # rlguard does not rewrite notebooks: no edit to offer

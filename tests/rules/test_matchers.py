@@ -6,11 +6,11 @@ import textwrap
 
 import libcst as cst
 
+from rlguard.engine.names import loaded_names
 from rlguard.engine.types import (
     has_star_kwargs,
     is_none,
     keyword,
-    loaded_names,
     method_call,
     positional,
 )

@@ -438,7 +438,7 @@ def test_rlg001_a_bound_method_given_as_policy_factory():
 
             def collect(self, env):
                 return Collector(env, policy_factory=self.{factory}, frames_per_batch=1, total_frames=1,
-                                 policy_device="cpu")
+                                 policy_device="cuda:0")
         '''
     (message,) = findings("RLG001", source.replace("{factory}", "make_policy"))
     assert "(built by `policy_factory`)" in message and "`self.lock` holds a thread lock" in message

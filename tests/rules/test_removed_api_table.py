@@ -68,12 +68,8 @@ def test_generator_on_made_up_releases(tmp_path):
 
 
 @pytest.mark.slow  # derives the whole table: a minute or two
-def test_shipped_table_matches_the_wheels():
-    missing = upgrade_table.missing_wheels(upgrade_table.DEFAULT_CACHE)
-    if missing:
-        pytest.skip(f"{len(missing)} release wheels are not in {upgrade_table.DEFAULT_CACHE} (git-ignored); "
-                    "`python -m rlguard_dev.upgrade_table` downloads them")
-    derived = upgrade_table.render(upgrade_table.build(upgrade_table.DEFAULT_CACHE))
+def test_shipped_table_matches_the_wheels(release_wheels):
+    derived = upgrade_table.render(upgrade_table.build(release_wheels))
     with open(REMOVED_API_FILE, encoding="utf-8") as handle:
         assert handle.read() == derived, "stale table: run `python -m rlguard_dev.upgrade_table --write`"
 
@@ -85,3 +81,29 @@ def test_review_names_real_entries():
     assert set(REMOVED_API_REVIEW) <= generated
     assert not any((c.module, c.name) in REMOVED_API_REVIEW and REMOVED_API_REVIEW[(c.module, c.name)] is None
                    for c in REMOVED_API)
+
+
+HANDLERS = {"handlers.py": "from .utils import HANDLED\n\n\nclass Handler:\n    pass\n"}
+
+
+def test_a_name_bound_from_another_package_or_in_a_failing_module(tmp_path):
+    """``implement_for`` re-exported from ``pyvers`` is still importable: not removed. A module whose own
+    relative import names what its origin lacks fails to import: nothing came from it, and its names are
+    gone from the release where it starts to fail."""
+    _wheel(tmp_path, "pkg", "0.1.0", {
+        "__init__.py": "", "utils.py": "def implement_for():\n    pass\nHANDLED: dict = {}\n",
+        "llm.py": "class KL:\n    pass\n", "rlhf.py": "from .llm import KL\n__all__ = [\"KL\"]\n", **HANDLERS,
+    })
+    _wheel(tmp_path, "pkg", "0.2.0", {
+        "__init__.py": "", "utils.py": "from pyvers import implement_for\nHANDLED: dict = {}\n",
+        "llm.py": "class KL:\n    pass\n", "rlhf.py": "from .llm import KL, as_nested\n__all__ = [\"KL\", \"as_nested\"]\n",
+        **HANDLERS,
+    })
+    _wheel(tmp_path, "pkg", "0.3.0", {"__init__.py": "", "utils.py": "from pyvers import implement_for\nHANDLED: dict = {}\n",
+                                      "llm.py": "class KL:\n    pass\n", **HANDLERS})
+    table = upgrade_table.build(str(tmp_path), {"pkg": ("0.1.0", "0.2.0", "0.3.0")})
+    found = {(e["module"], e["name"]): e["removed_in"] for e in table["entries"]}
+    assert ("pkg.utils", "implement_for") not in found  # imports fine on every release
+    assert found[("pkg.rlhf", "KL")] == "0.2"  # rlhf fails to import from 0.2 on
+    assert ("pkg.rlhf", "as_nested") not in found  # never importable
+    assert ("pkg.handlers", "Handler") not in found  # ``HANDLED: dict = {}`` binds what it imports

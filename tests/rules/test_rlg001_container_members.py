@@ -119,7 +119,7 @@ from torchrl.collectors import Collector
 
 from robot.models import Policy
 
-collector = Collector(None, Policy(), frames_per_batch=1, total_frames=1, policy_device="cpu")
+collector = Collector(None, Policy(), frames_per_batch=1, total_frames=1, policy_device="cuda:0")
 """
 
 

@@ -259,3 +259,56 @@ def test_pickling_ignores_deepcopy_but_not_getstate():
         pickle.dumps(_WithDeepcopy())
     clone = pickle.loads(pickle.dumps(_WithGetstate()))
     assert isinstance(clone.lock, type(threading.Lock()))
+
+
+# torchrl 0.14.1 copies the policy only when a parameter's device differs from torch.device(policy_device):
+# torch.device("cpu") != torch.device("cpu", 0), and a CPU parameter's device is torch.device("cpu").
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("extra, copied", [
+    (', policy_device="cpu"', False),
+    (", device=torch.device('cpu')", False),
+    (', policy_device="cpu:0"', True),
+    (", policy_device=torch.device('cpu', 0)", True),
+])
+def test_a_literal_device_is_a_finding_only_where_torchrl_copies(tmp_path, extra, copied):
+    code = HEADER + COLLECT.format(extra=extra)
+    assert len(_rlg001(code)) == copied
+    if copied:
+        with pytest.raises(TypeError, match="cannot pickle '_thread.lock' object"):
+            _run(tmp_path, code)
+    else:
+        assert [tuple(shape) for shape in _run(tmp_path, code)["batches"]] == [(8,), (8,)]
+
+
+def test_the_copy_rule_is_torchrl_s():
+    """What the rule reads from torchrl: the collector compares each parameter's device with
+    ``policy_device``, and CPU devices with and without an index differ."""
+    import inspect
+
+    import torch
+    from torchrl.collectors._base import BaseCollector
+
+    source = inspect.getsource(BaseCollector._get_policy_and_device)
+    assert "if p.device != policy_device:" in source and "deepcopy(policy)" in source
+    assert torch.device("cpu") != torch.device("cpu:0") and nn.Linear(1, 1).weight.device == torch.device("cpu")
+    assert torch.zeros(1).to("cpu:0").device == torch.device("cpu")  # a CPU tensor never has an index
+
+
+@pytest.mark.parametrize("setup, net, device", [
+    # A device chosen at run time: cuda on a GPU machine, where the CPU-built policy is copied.
+    ('device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n', "LockedNet()", "device"),
+    ('net = LockedNet()\nnet.to("cuda")\n', "net", '"cpu"'),  # moved after it was built: its parameters are elsewhere
+    ("", "LockedNet()", '"cuda"'),  # built on the CPU, collected on cuda
+    ("", "make_net()", '"cpu"'),  # a factory function may build it anywhere
+])
+def test_a_device_that_may_differ_from_the_parameters_stays_a_finding(setup, net, device):
+    code = HEADER + (f"\n{setup}policy = TensorDictModule({net}, in_keys=['th', 'thdot'], out_keys=['action'])\n"
+                     f"collector = Collector(PendulumEnv(), policy, frames_per_batch=8, policy_device={device})\n")
+    factory = "\n\ndef make_net():\n    return LockedNet()\n"
+    assert len(_rlg001(code + factory)) == 1
+
+
+def test_a_policy_kept_on_the_device_it_is_collected_on_is_not_a_finding():
+    code = HEADER + ("\npolicy = TensorDictModule(LockedNet().to('cuda:1'), in_keys=['th', 'thdot'], out_keys=['action'])\n"
+                     "collector = Collector(PendulumEnv(), policy, frames_per_batch=8, policy_device='cuda:1')\n")
+    assert _rlg001(code) == []

@@ -648,3 +648,31 @@ def test_burn_in_transform_docstring_pattern():
     )
     """
     assert lines(source) == [5]
+
+
+def test_an_unknown_receiver_may_be_an_imported_project_class_with_its_own_method():
+    """The file imports LSTMModule, so an unknown receiver counts as recurrent, unless a project class
+    the file imports defines its own ``set_recurrent_mode`` (in another file): the receiver may be one."""
+    source = """\
+    from torchrl.modules import LSTMModule
+
+    from agents import {imported}
+
+
+    def prepare(agent):
+        agent.set_recurrent_mode(True)
+        return agent
+    """
+    agents = """\
+    class RecurrentAgent:
+        def set_recurrent_mode(self, mode=True):
+            self.recurrent = mode
+            return self
+
+
+    class PlainAgent:
+        pass
+    """
+    extra = {"agents.py": textwrap.dedent(agents)}
+    assert lines(source.format(imported="RecurrentAgent"), extra_files=extra) == []
+    assert lines(source.format(imported="PlainAgent"), extra_files=extra) == [7]

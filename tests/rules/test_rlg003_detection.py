@@ -127,7 +127,7 @@ def test_tensor_values_are_flagged(expression):
     "torch.sort(obs)", "obs.chunk(2)", "obs.split(2)", "obs.unbind(0)", "torch.max(obs, 1)", "obs.max(dim=0)",
     "obs.topk(2)", "torch.unique(obs, return_counts=True)", "torch.std_mean(obs)",
 ])
-def test_tuples_of_tensors_are_flagged_without_fix(payload):
+def test_tuples_of_tensors_are_flagged_and_the_encoder_given_a_hook(payload):
     (finding,) = findings(f"""
         import json
         import torch
@@ -136,7 +136,7 @@ def test_tuples_of_tensors_are_flagged_without_fix(payload):
         json.dumps({payload})
     """)
     assert "tuple of tensors" in finding.full_message
-    assert finding.fix is None
+    assert finding.fix is not None and "default=" in finding.fix.description
 
 
 @pytest.mark.parametrize("payload, part", [
@@ -445,13 +445,20 @@ def test_unannotated_parameter_is_not_flagged():
     """)
 
 
-def test_loop_variable_is_not_flagged():
-    assert not flagged("""
+def test_loop_variables_bind_the_items_iterated():
+    assert flagged("""
         import json
         import torch
 
         for name, value in {"a": torch.zeros(1)}.items():
             print(json.dumps({name: value}))
+    """)
+    assert not flagged("""
+        import json
+        import torch
+
+        for name, value in {"a": torch.zeros(1)}.items():
+            print(json.dumps({name: value.tolist()}))
     """)
 
 
@@ -535,7 +542,8 @@ def test_self_attr_assigned_a_tensor_before_the_dump():
                 json.dump({"returns": self.returns, "count": self.count}, f)
     """)
     assert "`self.returns` is a tensor" in finding.full_message
-    assert finding.fix is None  # assigned in another method: not visible in this scope
+    # assigned in another method, where ``.tolist()`` would change what the class holds: the encoder converts
+    assert finding.fix is not None and "default=" in finding.fix.description
 
 
 def test_self_attr_assigned_after_the_dump():

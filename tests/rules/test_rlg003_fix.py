@@ -163,7 +163,7 @@ def test_rebinding_the_container_name_is_not_another_use():
     assert 'stats = {"x": torch.zeros(1).tolist()}' in fixed
 
 
-# ----- no fix -----
+# ----- where .tolist() cannot be written: the encoder gets default= -----
 
 @pytest.mark.parametrize("source", [
     # bound in a branch: the other path may hold something else
@@ -205,6 +205,52 @@ def test_rebinding_the_container_name_is_not_another_use():
         def dump(self):
             return json.dumps({"x": self.x})
     """,
+    # bound in a try block, dumped after it
+    """
+    import json
+    import torch
+
+    try:
+        x = torch.load("x.pt")
+        x = torch.zeros(1)
+    except OSError:
+        pass
+    json.dumps(x)
+    """,
+])
+def test_encoder_hook_fix(source):
+    """The tensors sit where ``.tolist()`` cannot be written: the encoder is given ``default=``, and the
+    fixed code runs and encodes them."""
+    source = textwrap.dedent(source)
+    found = remaining(source)
+    assert found and all(f.fix is not None and "default=" in f.fix.description for f in found)
+    fixed = fix(source)
+    assert fixed.count("default=lambda value: value.tolist())") == len(found) and remaining(fixed) == []
+    compile(fixed, "<fixed>", "exec")
+
+
+def test_encoder_hook_fix_runs():
+    source = textwrap.dedent("""
+        import json
+        import torch
+
+        class A:
+            def __init__(self):
+                self.x = torch.arange(3)
+
+            def dump(self):
+                return json.dumps({"x": self.x, "top": torch.arange(5.0).topk(2), "n": 1})
+
+        out = A().dump()
+    """)
+    with pytest.raises(TypeError):
+        _run(source)
+    assert json.loads(_run(fix(source))["out"]) == {"x": [0, 1, 2], "top": [[4.0, 3.0], [4, 3]], "n": 1}
+
+
+# ----- no fix -----
+
+@pytest.mark.parametrize("source", [
     # a state_dict
     """
     import json
@@ -227,18 +273,6 @@ def test_rebinding_the_container_name_is_not_another_use():
 
     json.dumps({torch.zeros(1)})
     json.dumps(torch.zeros(1) for _ in range(2))
-    """,
-    # bound in a try block, dumped after it
-    """
-    import json
-    import torch
-
-    try:
-        x = torch.load("x.pt")
-        x = torch.zeros(1)
-    except OSError:
-        pass
-    json.dumps(x)
     """,
 ])
 def test_no_fix(source):

@@ -68,7 +68,7 @@ FLAGGED = {
 
         net = Net()
         print(json.dumps({"logits": net(torch.zeros(4))}))
-    """, "`net(torch.zeros(4))`", "is a tensor or holds tensors"),
+    """, "`net(torch.zeros(4))`", "is a tensor"),  # through ``forward``: ``nn.Linear`` gives a tensor
     "loss call": ("""
         def log_losses(actor, critic, batch):
             loss_module = ClipPPOLoss(actor, critic)

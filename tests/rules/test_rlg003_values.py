@@ -142,8 +142,9 @@ def test_annotations():
     assert parts(source) == [("a", "tensor"), ("b", "tensor"), ("c", "tensor")]
 
 
-def test_unpacking_and_with_targets_are_unknown():
-    assert kinds("[a, b]", "a, b = torch.zeros(1), torch.ones(1)\n") == []
+def test_unpacking_a_literal_is_followed_and_with_targets_are_unknown():
+    assert kinds("[a, b]", "a, b = torch.zeros(1), torch.ones(1)\n") == [("a", "tensor"), ("b", "tensor")]
+    assert kinds("[a, b]", "a, b = make()\n") == []
     assert kinds("g", "with torch.no_grad() as g:\n    pass\n") == []
 
 
@@ -160,10 +161,10 @@ def test_sets_and_generators_are_flagged_without_a_fix():
     assert finding.fix is not None
 
 
-def test_names_of_an_outer_scope_are_flagged_without_a_fix():
+def test_names_of_an_outer_scope_are_flagged_and_the_encoder_given_a_hook():
     source = HEAD + "g = torch.zeros(1)\n\n\ndef f():\n    print(json.dumps([g]))\n"
     (finding,) = findings(source)
-    assert "`g` is a tensor" in finding.message and finding.fix is None
+    assert "`g` is a tensor" in finding.message and "default=" in finding.fix.description
 
 
 def test_class_scope_is_not_enclosing():

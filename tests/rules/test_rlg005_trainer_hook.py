@@ -188,9 +188,10 @@ def test_misspelled_destination():
     assert finding.fix.applicability == "unsafe"
 
 
-def test_closest_name_for_a_far_typo():
+def test_a_far_typo_gets_the_list_not_a_guess():
     (finding,) = findings(TRAINER + "trainer.register_op('after_optimizer_step', op)\n")
-    assert "closest valid destination is `" in finding.full_message
+    assert "closest" not in finding.full_message
+    assert "use one of the destinations the Trainer accepts: `batch_process`, " in finding.full_message
     assert finding.fix is None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -118,3 +119,10 @@ def largest_op(action: Any, *trees: Any) -> int:
     ]
     return max(sizes)
 
+
+
+def current_state(path: Path) -> Path:
+    """The folder holding the current state of a state folder written by rlguard's dumps (the
+    generation CURRENT names), or ``path`` itself for a flat state (stock torchrl's)."""
+    pointer = path / "CURRENT"
+    return path / pointer.read_text().strip() if pointer.exists() else path

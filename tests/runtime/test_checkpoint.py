@@ -22,7 +22,7 @@ import torch
 from tensordict import TensorDict
 from torchrl.data import LazyTensorStorage
 
-from rlguard_runtime_helpers import tree_values
+from rlguard_runtime_helpers import current_state, tree_values
 
 from rlguard.runtime import RLGuardError, RLGuardWarning
 from rlguard.runtime.buffer import TensorDictReplayBuffer
@@ -102,28 +102,23 @@ def sampler_state(loaded: PrioritizedSampler) -> tuple[Any, ...]:
     return (loaded._alpha, float(loaded._max_priority[0]), tuple(tree_values(loaded._sum_tree, loaded._max_capacity).tolist()))
 
 
-def test_a_sampler_dump_killed_at_every_write_never_loads_a_mixture(tmp_path: Path) -> None:
+def test_a_sampler_dump_killed_at_every_write_loads_old_or_new(tmp_path: Path) -> None:
     old, new = sampler(alpha=0.7, seed=3), sampler(alpha=0.9, seed=4)
     states = {"old": sampler_state(old), "new": sampler_state(new)}
-    refusals = []
 
     def check() -> str:
         loaded = sampler()
-        try:
-            loaded.loads(tmp_path)
-        except RLGuardError as error:
-            refusals.append(str(error))
-            return "refused"
+        loaded.loads(tmp_path)  # never refused: the previous generation stays current until the commit
         return next(name for name, state in states.items() if sampler_state(loaded) == state)
 
     outcomes = kill_at_every_write(lambda: new.dumps(tmp_path), lambda: old.dumps(tmp_path), check)
-    # Killed before a tree file was replaced: the old dump; once the metadata is replaced: the
-    # new one; in between: refused, never new trees under the old alpha and max priority,
-    # which loaded silently before.
-    assert outcomes == {"old", "refused", "new"}
-    for message in refusals:
-        assert "\n" not in message and ("sumtree.memmap" in message or "mintree.memmap" in message)
-        assert "does not match sampler_metadata.json" in message
+    # Killed before the pointer's rename: the old state; after it: the new one. A flat folder
+    # written in place lost the old state when killed between its files (14 of 20 kills).
+    assert outcomes == {"old", "new"}
+    # What the killed writers left is collected by the next dump.
+    sampler(alpha=0.5, seed=5).dumps(tmp_path)
+    left = sorted(entry.name for entry in tmp_path.iterdir())
+    assert left[:2] == [".lock", "CURRENT"] and len(left) == 3 and left[2].startswith("gen-"), left
 
 
 # --- the buffer ----------------------------------------------------------------------------
@@ -172,7 +167,7 @@ def test_a_buffer_dump_killed_at_every_write_loads_old_or_new(tmp_path: Path) ->
 ])
 def test_a_truncated_dump_file_leaves_the_buffer_unchanged(tmp_path: Path, relative: str, keep: int, refusal: str) -> None:
     filled_buffer(30, seed=2).dumps(tmp_path)
-    cut = tmp_path / relative
+    cut = current_state(tmp_path) / relative
     cut.write_bytes(cut.read_bytes()[:keep])
     target = filled_buffer(10, seed=1)
     before = buffer_state(target)
@@ -209,7 +204,7 @@ def test_a_storage_of_another_capacity_is_refused_before_anything_changes(tmp_pa
 )
 def test_a_bad_buffer_dump_is_refused_in_one_line_and_changes_nothing(tmp_path: Path, damage, named: str) -> None:
     filled_buffer(30, seed=2).dumps(tmp_path)
-    damage(tmp_path)
+    damage(current_state(tmp_path))
     target = filled_buffer(10, seed=1)
     before = buffer_state(target)
     with pytest.raises(RLGuardError) as raised:

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import rlguard
-from rlguard.runtime.errors import MISSING_RUNTIME, RUNTIME_PACKAGES
+from rlguard.runtime.errors import INSTALL_RUNTIME, MISSING_RUNTIME, RUNTIME_PACKAGES
 
 ROOT = Path(rlguard.__file__).parents[1]
-LINE = f"{MISSING_RUNTIME}; not installed here: torch, torchrl, tensordict. Run: pip install 'rlguard[runtime]'"
+LINE = f"{MISSING_RUNTIME}; not installed here: torch, torchrl, tensordict. Run: {INSTALL_RUNTIME}"
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,10 @@
-"""The text edits of each finding's own fix, for SARIF's ``fixes``.
+"""The text edits of each finding's own fix: SARIF's ``fixes``, the language server's code actions.
 
 ``rlguard fix`` applies every fix of a file at once; SARIF attaches a fix to one result. So each
-fix is applied alone to the file as it is on disk, and the difference is turned into minimal
-replacements (line and column, 1-based, in code points). This reads the files again but writes
-nothing. The caller passes the result to ``rlguard.report.sarif.render``.
+fix is applied alone to the file as the run read it, and the difference is turned into minimal
+replacements (line and column, 1-based, in code points). This parses the files again but writes
+nothing. The reporters only format what this computes: ``rlguard check --output-format sarif``
+passes it to ``rlguard.report.sarif.render``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import bisect
 import difflib
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rlguard.engine.analyze import analyze_bytes
-from rlguard.engine.findings import Finding, Report
+from rlguard.engine.discovery import is_notebook
+from rlguard.engine.findings import Finding, Report, TextEdit
 from rlguard.fix.apply import apply_fixes
-from rlguard.report.sarif import FixEdits, TextEdit
+from rlguard.fix.run import FixRequest, standing_findings
 
 if TYPE_CHECKING:  # pragma: no cover
     from rlguard.engine.runner import Project
@@ -25,35 +28,38 @@ if TYPE_CHECKING:  # pragma: no cover
 _BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks; str.splitlines knows more
 
 
-def fix_edits(report: Report, project: Project) -> FixEdits:
-    """For every finding of ``report`` that has a fix, the edits that fix alone makes."""
-    from rlguard.fix.run import FixRequest, standing_findings  # the fixer's own view of which findings stand
-
+def fix_edits(report: Report, project: Project) -> dict[Finding, list[TextEdit]]:
+    """For every finding of ``report`` that has a fix, the edits that fix alone makes. Notebooks get
+    none: rlguard does not rewrite them, and their findings count lines within a cell."""
     by_path: dict[str, set[Finding]] = defaultdict(set)
     for finding in report.findings:
-        if finding.fix is not None:
+        if finding.fix is not None and not is_notebook(finding.path):
             by_path[finding.path].add(finding)
+    request = FixRequest(project.settings, project.index, True, project.config)
     found: dict[Finding, list[TextEdit]] = {}
     for path, wanted in sorted(by_path.items()):
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
+        data = project.code(path)  # as this run read it (stdin's text included)
+        if data is not None:
+            found.update(own_edits(path, data, request, wanted.__contains__))
+    return found
+
+
+def own_edits(path: str, data: bytes, request: FixRequest, wanted: Callable[[Finding], bool]) -> dict[Finding, list[TextEdit]]:
+    """The edits of each ``wanted`` standing finding's own fix, applied alone to ``data``."""
+    analysis = analyze_bytes(path, data, request.settings, request.index)
+    if analysis.module is None:
+        return {}
+    original = analysis.module.code
+    found: dict[Finding, list[TextEdit]] = {}
+    for finding, fix in standing_findings(analysis, request):
+        if fix is None or not wanted(finding) or (fix.applicability == "unsafe" and not request.unsafe):
             continue
-        request = FixRequest(project.settings, project.index, True, project.config)
         try:
-            analysis = analyze_bytes(path, data, project.settings, project.index)
-            if analysis.module is None:
-                continue
-            original = analysis.module.code
-            for finding, fix in standing_findings(analysis, request):
-                if fix is None or finding not in wanted:
-                    continue
-                edits = text_edits(original, apply_fixes(analysis.module, [fix]).code)
-                if edits:
-                    found[finding] = edits
-        except Exception:  # a fix libcst cannot render: that finding simply gets no SARIF fix
+            edits = text_edits(original, apply_fixes(analysis.module, [fix]).code)
+        except Exception:  # a fix libcst cannot render: that finding simply gets no edits
             continue
+        if edits:
+            found[finding] = edits
     return found
 
 
