@@ -9,8 +9,9 @@ INTRO = """\
 # Upgrading TorchRL code
 
 TorchRL breaks its public API often, and most TorchRL code was written against an older release. rlguard
-knows every public torchrl and tensordict name, method and keyword removed between 0.4 and {newest}: the
-table at the end of this page is generated from the released wheels, not written by hand.
+knows every public torchrl and tensordict name, method and keyword removed from the first release (torchrl 0.0.5) to {newest}, the
+constructors that only raise, and the enum members that raise with some classes: the table at the end of
+this page is generated from the released wheels, not written by hand.
 
 ## Upgrade a codebase in five steps
 
@@ -37,9 +38,18 @@ table at the end of this page is generated from the released wheels, not written
 
 - Names upstream removed without naming a successor (the table's *replacement* is empty): the message says
   so; remove or rewrite the use.
-- Removed methods and keywords (`VmasWrapper.unbatched_action_spec`, `default_interaction_mode=`, ...): the
-  message names the replacement where upstream did; the call needs a person.
-- A moved name imported in one statement with other names: the message says which module to import it from.
+- Removed methods, and keywords removed without a successor (`VmasWrapper.unbatched_action_spec`,
+  `default_interaction_mode=`, ...): the message names the replacement where upstream did; the call needs a
+  person. A keyword renamed through upstream's own `**kwargs` block (`entropy_coef=` to `entropy_coeff=`,
+  `min=` to `low=`) is fixed safely, in the call and as a key of a dict literal the library spreads as that
+  class's keywords (`distribution_kwargs={{"min": ...}}` beside `distribution_class=TanhNormal`).
+- The exploration wrappers whose constructor only raises (`AdditiveGaussianWrapper`, `EGreedyWrapper`,
+  `OrnsteinUhlenbeckProcessWrapper`) get an unsafe rewrite,
+  `TensorDictSequential(policy, AdditiveGaussianModule(spec=policy.spec.clone(), ...))`, with `.step()`
+  called on the module (`policy[-1].step()`); a call passing anything but the policy and keywords the
+  module takes is left to a person.
+- `ExplorationType.MODE` in a file that uses `TanhNormal` gets an unsafe fix to `DETERMINISTIC` (torchrl
+  0.6 on raises: TanhNormal has no analytical mode).
 - Unsafe entries: the fix renames, and the message (the table's *note*) says what else to change, such as
   `dtype=torch.int64` for `UnboundedDiscreteTensorSpec`.
 - `module.set_recurrent_mode(True)` is [RLG002](rules/RLG002.md)'s: both of its fixes are unsafe and leave a
@@ -49,7 +59,8 @@ table at the end of this page is generated from the released wheels, not written
 ## How the table is made
 
 `python -m rlguard_dev.upgrade_table` (its write option updates `rlguard/rules/removed_api.json`) downloads the
-newest patch of every minor release of torchrl and tensordict from 0.4 on with pip, without dependencies,
+newest patch of every minor release of torchrl and tensordict on the package index, from the first (torchrl 0.0
+and 0.1 have wheels for Python 3.10 at most: those are read), with pip, without dependencies,
 into the git-ignored `tests/fixtures/wheels/`, and
 reads their sources with `ast`, importing nothing. A public name (a class, function or re-export of a module
 whose path has no `_` part) present in one release and absent from the next and every later one is removed in
@@ -57,14 +68,22 @@ that next release. Its replacement comes from upstream's evidence, and the *how*
 `message` (the deprecation warning or docstring names it), `subclass` (a deprecated shim subclassing one
 class), `alias` (`Old = New`), `moved` (the same name is still defined in another public module), `review`
 (set by hand, below). A rename is safe when the old name was the new class under another name (a shim that
-adds nothing, an alias, a move); otherwise unsafe. Methods and keywords are listed only where their last
-release warned about them. tensordict's versions follow torchrl's minor (torchrl 0.N requires tensordict 0.N),
+adds nothing, an alias, a move); otherwise unsafe. Methods are listed only where their last release warned
+about them; constructor keywords where a release read them out of `**kwargs` into a parameter while warning
+(renamed: a safe fix), or where no later constructor takes them and none takes `**kwargs` (no fix); see
+*found* below and `rlguard_dev/upgrade_changes.py`. tensordict's versions follow torchrl's minor (torchrl 0.N requires tensordict 0.N),
 so a tensordict entry is judged against the target torchrl's minor.
 
 `tests/rules/test_removed_api_table.py` fails when the shipped table differs from what the script derives
 from the wheels (it skips, saying so, when the wheels are not downloaded), and
 `tests/rules/test_removed_api_execution.py` proves every fixable entry: a snippet in the old API fails on
 {newest}, `rlguard fix` rewrites it, and the fixed snippet imports and constructs what it uses.
+`tests/rules/test_removed_api_releases.py` asks the releases themselves, by importing them (torchrl before
+0.2 with a stand-in for its compiled extension, which does not load against the tested torch): every entry
+must fail on {newest} the way its kind says (the import fails; building a class whose constructor only
+raises raises from its own body; the keyword is refused; the enum member's attribute raises), and work on
+the release before its removal. Keywords are listed under the public module users import their class
+from in both releases.
 
 The hand review (`REMOVED_API_REVIEW` in `rlguard/rules/data.py`, each with its reason) dropped the
 `deprecated` entries for `Collector`, `EnvBase` and `LossModule` (their warnings are about constructor
@@ -76,6 +95,11 @@ arguments, not the classes), named successors upstream's messages did not (`set_
 
 Releases read: torchrl {releases}. *deprecated* is the first release that warned; *removed* the first release
 without the name; names with no *removed* are deprecated at {newest} and flagged only with `preview`.
+*found* says how the entry was found: `removal` (the name left every later release), `deprecation` (a
+warning or docstring), `kwargs-block` (the constructor read the old keyword out of `**kwargs` into a
+parameter while warning), `signature` (a constructor keyword no later constructor takes, none of them
+taking `**kwargs`), `raises` (the constructor only raises), `raises-attribute` (a distribution attribute
+only raises, so the enum member that reads it does).
 """
 
 
@@ -86,20 +110,38 @@ def _version(version: tuple[int, ...] | None) -> str:
 def _row(change: ApiChange) -> str:
     what = f"`{change.module}.{change.name}`"
     note = change.note.replace("|", "\\|")
+    if change.with_classes:
+        note = "with " + ", ".join(f"`{c}`" for c in change.with_classes)
     replacement = f"`{change.replacement}`" if change.replacement else ""
     return (f"| {what} | {_version(change.deprecated_in)} | {_version(change.removed_in)} | {replacement} | "
-            f"{change.fix} | {change.how}{'; ' + note if note else ''} |")
+            f"{change.fix} | {change.found or 'review'}; {change.how}{'; ' + note if note else ''} |")
+
+
+def _by_version() -> list[str]:
+    """How many changes each release brings, and how each is fixed."""
+    counts: dict[tuple[str, tuple[int, ...]], dict[str, int]] = {}
+    for change in REMOVED_API:
+        if change.removed_in is not None:
+            package = change.module.split(".")[0]
+            cell = counts.setdefault((package, change.removed_in), {"safe": 0, "unsafe": 0, "none": 0})
+            cell[change.fix] += 1
+    rows = [f"| {package} {_version(version)} | {c['safe']} | {c['unsafe']} | {c['none']} |"
+            for (package, version), c in sorted(counts.items(), key=lambda item: (item[0][1], item[0][0]))]
+    return ["### By version\n", "| removed in | fixed safely | fixed unsafely | by hand |", "| --- | --- | --- | --- |",
+            *rows, ""]
 
 
 def upgrading_page() -> str:
     newest = _version(NEWEST_KNOWN_TORCHRL)
     lines = [INTRO.format(newest=newest, newest_minor=_version(NEWEST_KNOWN_TORCHRL[:2]),
-                          releases=", ".join(_version(v) for v in known_releases()))]
+                          releases=", ".join(_version(v) for v in known_releases())), *_by_version()]
     sections = (("Removed names", "name", True), ("Deprecated names (flagged with `preview`)", "name", False),
-                ("Removed methods", "method", True), ("Removed keywords", "keyword", True))
+                ("Removed methods", "method", True), ("Removed keywords", "keyword", True),
+                ("Deprecated keywords (flagged with `preview`)", "keyword", False),
+                ("Enum members that raise", "member", True))
     for title, kind, removed in sections:
         rows = sorted((c for c in REMOVED_API if c.kind == kind and (c.removed_in is not None) == removed),
                       key=lambda c: (c.module, c.name))
-        lines += [f"### {title}\n", "| API | deprecated | removed | replacement | fix | how found; note |",
+        lines += [f"### {title}\n", "| API | deprecated | removed | replacement | fix | found; how; note |",
                   "| --- | --- | --- | --- | --- | --- |", *map(_row, rows), ""]
     return "\n".join(lines).rstrip() + "\n"

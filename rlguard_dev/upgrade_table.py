@@ -36,21 +36,24 @@ from dataclasses import dataclass, field
 from rlguard.engine.generated import is_current, write_generated
 from rlguard.engine.target import REMOVED_API_FILE
 
-# The newest patch of each minor release, 0.4 on. tensordict's minor follows torchrl's (torchrl 0.N
-# requires tensordict 0.N); tensordict releases past the newest torchrl are left out.
+# The newest patch of each minor release, from the first on the index. tensordict's minor follows torchrl's
+# (torchrl 0.N requires tensordict 0.N); tensordict releases past the newest torchrl are left out.
 RELEASES: dict[str, tuple[str, ...]] = {
-    "torchrl": ("0.4.0", "0.5.0", "0.6.0", "0.7.2", "0.8.1", "0.9.2", "0.10.1", "0.11.1", "0.12.0", "0.13.3",
-                "0.14.1"),
-    "tensordict": ("0.4.0", "0.5.0", "0.6.2", "0.7.2", "0.8.3", "0.9.1", "0.10.0", "0.11.0", "0.12.4", "0.13.0",
-                   "0.14.3"),
+    "torchrl": ("0.0.5", "0.1.1", "0.2.1", "0.3.1", "0.4.0", "0.5.0", "0.6.0", "0.7.2", "0.8.1", "0.9.2", "0.10.1",
+                "0.11.1", "0.12.0", "0.13.3", "0.14.1"),
+    "tensordict": ("0.0.3", "0.1.2", "0.2.1", "0.3.2", "0.4.0", "0.5.0", "0.6.2", "0.7.2", "0.8.3", "0.9.1", "0.10.0",
+                   "0.11.0", "0.12.4", "0.13.0", "0.14.3"),
 }
+# torchrl 0.0 and 0.1 have no wheel for Python 3.11: the newest Python each has one for is read instead
+# (the sources are read, not run).
+_PYTHONS = ("3.11", "3.10")
 DEFAULT_CACHE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "fixtures", "wheels")
 
 _DEPRECATED = re.compile(r"deprecat", re.IGNORECASE)
 _REMOVED_IN = re.compile(r"removed\s+(?:in|from|by)\s+(?:torchrl\s+|tensordict\s+)?v?(\d+\.\d+)", re.IGNORECASE)
 _USE = re.compile(
     r"(?:please\s+use|use|replaced\s+by|in\s+favou?r\s+of|renamed\s+to|deprecated\s+version\s+of)\s+"
-    r"(?::(?:class|func|meth):)?[`'\"]*~?([A-Za-z_][\w.]*)(\(\))?", re.IGNORECASE)
+    r"(?::(?:class|func|meth):)?[`'\"]*~?(?:\{\}\.)?([A-Za-z_][\w.]*)(\(\))?", re.IGNORECASE)  # ``{type(self)}.low``
 _NOT_NAMES = frozenset({"the", "a", "an", "it", "this", "that", "instead", "torchrl", "tensordict", "of", "to",
                         "with", "set_keys", "self", "in"})
 
@@ -433,8 +436,9 @@ def removed_names(package: str, releases: list[Release]) -> list[dict]:
             if not _is_public_module(module) or not release.imports(module):
                 continue  # private, or failing to import in this release: nothing was importable from it
             for name, origin in sorted(release.public(module).items()):
-                if any(module in r.modules and name in r.bound(module) for r in later):
-                    continue  # still importable (or back) later, if only as an import of that module
+                if any(module in r.modules and name in r.bound(module) or _submodule_imports(r, f"{module}.{name}")
+                       for r in later):
+                    continue  # still importable (or back) later, if only as an import of that module or a submodule
                 if _already_seen(entries, module, name):
                     continue
                 old = release.definition(origin)
@@ -449,6 +453,11 @@ def removed_names(package: str, releases: list[Release]) -> list[dict]:
                     "fix": "safe" if replacement and _drop_in(old, how) else ("unsafe" if replacement else "none"),
                 })
     return entries
+
+
+def _submodule_imports(release: Release, module: str) -> bool:
+    """``from package import name`` also finds a submodule ``package.name`` that imports."""
+    return module in release.modules and release.imports(module)
 
 
 def _already_seen(entries: list[dict], module: str, name: str) -> bool:
@@ -577,11 +586,12 @@ def download(cache: str) -> None:
     os.makedirs(cache, exist_ok=True)
     for package, versions in RELEASES.items():
         for version in versions:
-            if wheel_path(cache, package, version) is None:
-                subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                                "--python-version", "3.11", "--platform", "manylinux1_x86_64",
-                                "--platform", "manylinux_2_28_x86_64", f"{package}=={version}", "-d", cache],
-                               check=True)
+            for python in _PYTHONS:
+                if wheel_path(cache, package, version) is None:
+                    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                                    "--python-version", python, "--platform", "manylinux1_x86_64",
+                                    "--platform", "manylinux_2_28_x86_64", "--platform", "any",
+                                    f"{package}=={version}", "-d", cache], check=python == _PYTHONS[-1])
 
 
 def missing_wheels(cache: str) -> list[str]:
@@ -589,15 +599,24 @@ def missing_wheels(cache: str) -> list[str]:
 
 
 def build(cache: str, releases: dict[str, tuple[str, ...]] = RELEASES) -> dict:
+    from rlguard_dev import upgrade_changes  # it reads releases with this module's functions
+
     entries: list[dict] = []
+    forwards: list[dict] = []
+    held: dict[str, list[str]] = {}
     for package, versions in releases.items():
         read = [read_release(wheel_path(cache, package, v) or "", package, v) for v in versions]
-        entries += removed_names(package, read) + removed_members(package, read) + deprecated_names(package, read)
+        entries += upgrade_changes.amend(package, read, removed_names(package, read) + removed_members(package, read)
+                                         + deprecated_names(package, read))
+        forwards += upgrade_changes.forwarded_keywords(read)
+        held.update(upgrade_changes.holders(read, {e["name"].split(".")[0] for e in entries if e["kind"] == "method"}))
     # tensordict's versions are keyed to the torchrl release that requires them (same minor).
     entries.sort(key=lambda e: (e["package"], e["kind"], e["module"], e["name"]))
     return {
         "generated_from": {p: list(v) for p, v in releases.items()},
         "entries": entries,
+        "forwards": sorted(forwards, key=lambda f: (f["class"], f["class_argument"])),
+        "holders": held,
     }
 
 

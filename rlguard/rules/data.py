@@ -256,9 +256,9 @@ JSON_ENCODER_KEYWORDS = ("default", "cls")
 # entry's versions are tensordict's, which share torchrl's minor (torchrl 0.N requires tensordict 0.N).
 @dataclass(frozen=True)
 class ApiChange:
-    """One removed or deprecated public name, method or keyword."""
+    """One removed or deprecated public name, method, keyword or enum member."""
 
-    kind: str  # "name", "method" or "keyword"
+    kind: str  # "name", "method", "keyword" or "member" (an enum member that raises with some classes)
     module: str  # where users imported the name from; for methods and keywords, the defining module
     name: str  # the name; ``Class.member`` for methods and keywords
     deprecated_in: tuple[int, ...] | None
@@ -268,6 +268,13 @@ class ApiChange:
     how: str  # how the replacement was found: message, subclass, alias, moved, review, none
     fix: str  # "safe" (drop-in rename), "unsafe" (arguments or behaviour differ), "none"
     note: str = ""  # what to change by hand, from the review
+    found: str = ""  # how the entry was found: removal, deprecation, kwargs-block, signature, raises, ...
+    # A wrapper replaced by a module after the policy ("policy-then-module"), with the keywords each took.
+    rewrite: str = ""
+    old_parameters: tuple[str, ...] = ()
+    new_parameters: tuple[str, ...] = ()
+    with_classes: tuple[str, ...] = ()  # a member: the classes it raises with
+    aliases: tuple[str, ...] = ()  # a member: the names its enum is imported as
 
     @property
     def qualname(self) -> str:
@@ -289,6 +296,12 @@ def _version(text: str | None) -> tuple[int, ...] | None:
 # Hand review of the generated table (once, for 0.4 -> 0.14.1). Keyed by (module, name); None drops
 # a generated entry, a dict changes fields. Each says why.
 _DEPRECATION_NOT_ABOUT_THE_NAME = None  # the warning found is about an argument, not the class itself
+# torchrl 0.9's LogReward logged the batch's ("next", "reward") mean as "r_training"; LogScalar names the
+# value after its key and logs its std too (torchrl 0.10-0.14 trainers.py, LogScalar.__call__).
+_LOG_REWARD = ("what is logged changes: LogScalar logs the key `(\"next\", \"reward\")` under the name "
+               "\"('next', 'reward')\" instead of \"r_training\", and adds a std value beside the mean; "
+               "`LogScalar(key=(\"next\", \"reward\"), logname=\"r_training\", include_std=False)` logs what "
+               "LogReward logged")
 REMOVED_API_REVIEW: dict[tuple[str, str], dict | None] = {
     # Collector, EnvBase and LossModule warn about deprecated constructor arguments, not themselves.
     ("torchrl.collectors", "Collector"): _DEPRECATION_NOT_ABOUT_THE_NAME,
@@ -327,8 +340,8 @@ REMOVED_API_REVIEW: dict[tuple[str, str], dict | None] = {
     ("torchrl.trainers.trainers", "Recorder"): {"note": "LogValidationReward takes `environment=`, "
                                                         "`record_interval=` and `policy_exploration=` as Recorder "
                                                         "did; check the rest"},
-    ("torchrl.trainers", "LogReward"): {"note": "LogScalar logs any key: pass `key=(\"next\", \"reward\")`"},
-    ("torchrl.trainers.trainers", "LogReward"): {"note": "LogScalar logs any key: pass `key=(\"next\", \"reward\")`"},
+    ("torchrl.trainers", "LogReward"): {"note": _LOG_REWARD},
+    ("torchrl.trainers.trainers", "LogReward"): {"note": _LOG_REWARD},
 }
 
 
@@ -342,7 +355,9 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
         changes.append(ApiChange(
             entry["kind"], entry["module"], entry["name"], _version(entry["deprecated_in"]),
             _version(entry["removed_in"]), _version(entry["announced_removal"]), entry["replacement"],
-            entry["how"], entry["fix"], entry.get("note", "")))
+            entry["how"], entry["fix"], entry.get("note", ""), entry.get("found", ""), entry.get("rewrite", ""),
+            tuple(entry.get("old_parameters", ())), tuple(entry.get("new_parameters", ())),
+            tuple(entry.get("with", ())), tuple(entry.get("aliases", ()))))
     # Collector names in the modules that defined them (private, so the generator skips them): RLG006
     # covered them before the table existed.
     for old, modules in COLLECTOR_OLD_NAME_MODULES.items():
@@ -354,3 +369,11 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
 
 
 REMOVED_API = _load_removed_api()
+# Constructor arguments whose dict the class spreads as keywords into another argument's class
+# (``distribution_kwargs`` into ``distribution_class``): (class argument, kwargs argument) pairs.
+FORWARDED_KEYWORDS: frozenset[tuple[str, str]] = frozenset(
+    (f["class_argument"], f["kwargs_argument"]) for f in removed_api_table().get("forwards", ()))
+# Attributes through which the library's classes hold an instance of a class with removed members
+# (``space`` holds a ContinuousBox): class -> attribute names.
+MEMBER_HOLDERS: dict[str, tuple[str, ...]] = {
+    owner: tuple(attributes) for owner, attributes in removed_api_table().get("holders", {}).items()}

@@ -18,7 +18,11 @@ from rlguard.engine.names import dotted_name, loaded_names, module_of_import_fro
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
 from rlguard.rules.base import Option, Rule
-from rlguard.rules.data import REMOVED_API, ApiChange
+from rlguard.rules.data import FORWARDED_KEYWORDS, MEMBER_HOLDERS, REMOVED_API, ApiChange
+from rlguard.rules.removed_api_calls import dict_key_rename, keyword_rename, last_module, string_keys, wrapper_rewrite
+
+# The class a wrapper's rewrite puts the policy and the module in.
+SEQUENTIAL = ("tensordict.nn", "TensorDictSequential")
 
 PREVIEW = Option("preview", bool, False,
                  "Also flag names deprecated at the target but not yet removed, saying which version removes them.")
@@ -30,6 +34,8 @@ def _necessary_text(change: ApiChange) -> Token:
     its module's last part (``return_types`` and ``max``: ``max`` alone is in half of all files).
     A method or keyword is matched through its owner's or callable's name, which the text holds too."""
     parts = change.name.split(".")
+    if change.kind == "member":  # spelled through any of the enum's names
+        return parts[-1]
     if change.kind == "name":
         parts.append(change.module.rpartition(".")[2])
     unique = tuple(dict.fromkeys(parts))
@@ -57,6 +63,13 @@ class RemovedApiRule(Rule):
         for change in self._names.values():
             self._by_short.setdefault(change.name, []).append(change)
         self._members = [c for c in owned if c.kind in ("method", "keyword")]
+        self._keywords: dict[str, list[ApiChange]] = {}  # class or function name -> its keyword changes
+        for change in self._members:
+            if change.kind == "keyword":
+                self._keywords.setdefault(change.name.rpartition(".")[0], []).append(change)
+        self._enum_members = [c for c in owned if c.kind == "member"]
+        self._wrapper_calls: list[tuple[cst.Call, ApiChange, cst.Call | None]] = []  # + rewrite, if it fits
+        self._steps: list[tuple[cst.Attribute, str]] = []  # ``policy.step`` of a value built by callee
         self._imported: list[tuple[cst.ImportFrom, cst.ImportAlias, ApiChange, str]] = []  # + statement module
         self._uses: dict[str, list[cst.Name]] = {}  # local name -> Name nodes reading it
         self._not_uses: set[int] = set()  # Name nodes that name something else: ``x.<name>``, ``f(<name>=...)``
@@ -180,7 +193,7 @@ class RemovedApiRule(Rule):
             if not isinstance(part, cst.Attribute):
                 continue
             change = self._change(self.ctx.qualname(part))
-            if change is not None:
+            if change is not None and change.found != "raises":  # a class that raises when built still names one
                 edits = [Edit(reference.literal, _renamed(reference, [part.attr], change.new_name or ""))] \
                     if _same_module(change) else []
                 self._flag(reference.literal, change, self._message(
@@ -190,7 +203,12 @@ class RemovedApiRule(Rule):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_uses.add(id(node.attr))
+        self._check_enum_member(node)
+        if node.attr.value == "step" and (built := self.ctx.built(node.value)) is not None:
+            self._steps.append((node, built.callee))
         change = self._change(self.ctx.qualname(node))
+        if change is not None and change.found == "raises":
+            return  # the attribute exists; its call is flagged
         if change is not None and dotted_name(node.value) is not None:
             edits = [Edit(node.attr, cst.Name(change.new_name or ""))] if _same_module(change) else []
             self._attributes.append((node, change, edits))
@@ -198,6 +216,7 @@ class RemovedApiRule(Rule):
             self._check_member(node)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._check_wrapper(node)
         keywords = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
         if not keywords or not self._members:
             return
@@ -205,8 +224,56 @@ class RemovedApiRule(Rule):
             callable_name, _, keyword = change.name.rpartition(".")
             if change.kind == "keyword" and keyword in keywords and self._calls(node, change, callable_name) \
                     and self._state(change):
+                edits = keyword_rename(node, keywords[keyword], change.replacement or "") \
+                    if change.fix == "safe" and change.replacement else []
                 self._flag(keywords[keyword], change, self._member_message(change, f"`{callable_name}({keyword}=...)`"),
-                           "TypeError")
+                           "TypeError", fix=self._keyword_fix(change, edits))
+        self._check_forwarded(node, keywords)
+
+    def _keyword_fix(self, change: ApiChange, edits: list[Edit]) -> Fix | None:
+        keyword = change.name.rpartition(".")[2]
+        return Fix("safe", f"Rename `{keyword}=` to `{change.replacement}=`", tuple(edits)) if edits else None
+
+    def _check_forwarded(self, node: cst.Call, keywords: dict[str, cst.Arg]) -> None:
+        """``distribution_kwargs={"min": ...}`` beside ``distribution_class=TanhNormal``: the dict's keys
+        are keywords of that class, renamed only inside the literal passed to that argument."""
+        callee = self.ctx.callee(node)
+        if callee is None or callee.split(".")[0] not in ("torchrl", "tensordict"):
+            return
+        for class_argument, kwargs_argument in FORWARDED_KEYWORDS:
+            if class_argument not in keywords or kwargs_argument not in keywords:
+                continue
+            # The literal itself, or the one a name passed there was bound to (``kwargs = {...}``): that
+            # dict may be read elsewhere too, so its keys' fix is unsafe.
+            passed = keywords[kwargs_argument].value
+            literal = self.ctx.value_of(passed)
+            target = self.ctx.qualname(self.ctx.value_of(keywords[class_argument].value))
+            if not isinstance(literal, cst.Dict) or target is None:
+                continue
+            applicability: Applicability = "safe" if literal is passed else "unsafe"
+            short = target.rpartition(".")[2]
+            for change in self._keywords.get(short, ()):
+                key_name = change.name.rpartition(".")[2]
+                if change.module.split(".")[0] != target.split(".")[0] or not self._state(change):
+                    continue
+                for key, key_node in string_keys(literal):
+                    if key == key_name:
+                        edits = dict_key_rename(literal, key_node, change.replacement or "") \
+                            if change.fix == "safe" and change.replacement else []
+                        what = f"`{kwargs_argument}={{\"{key}\": ...}}` (a `{short}` keyword)"
+                        fix = Fix(applicability, f"Rename the key `{key}` to `{change.replacement}`", tuple(edits)) \
+                            if edits else None
+                        self._flag(key_node, change, self._member_message(change, what), "TypeError", fix=fix)
+
+    def _check_wrapper(self, node: cst.Call) -> None:
+        """A call of a policy wrapper whose constructor only raises: rewritten as the policy followed by
+        the module that replaced it, when the call fits (``wrapper_rewrite``)."""
+        change = self._change(self.ctx.callee(node))
+        if change is None or change.found != "raises" or self._state(change) != "removed":
+            return
+        rewritten = wrapper_rewrite(node, change, SEQUENTIAL[1], change.new_name or "") \
+            if change.rewrite == "policy-then-module" else None
+        self._wrapper_calls.append((node, change, rewritten))
 
     def _calls(self, call: cst.Call, change: ApiChange, callable_name: str) -> bool:
         """The call reaches ``callable_name`` of the change's package: a function or class by its
@@ -225,14 +292,46 @@ class RemovedApiRule(Rule):
         return built is not None and built.callee.rpartition(".")[2] == owner \
             and built.callee.startswith(change.module.split(".")[0] + ".")
 
+    def _check_enum_member(self, node: cst.Attribute) -> None:
+        """``ExplorationType.MODE`` in a file that uses a class the member raises with (``TanhNormal``)."""
+        for change in self._enum_members:
+            enum, _, member = change.name.rpartition(".")
+            qualname = self.ctx.qualname(node) or ""
+            owner = qualname.rpartition(".")[0]
+            if node.attr.value != member or owner.rpartition(".")[2] not in change.aliases \
+                    or owner.split(".")[0] not in ("torchrl", "tensordict") or not self._state(change):
+                continue
+            users = sorted({q.rpartition(".")[2] for q in self.ctx.imports.names.values()
+                            if q.split(".")[0] == "torchrl" and q.rpartition(".")[2] in change.with_classes})
+            if not users:
+                continue
+            new = (change.replacement or "").rpartition(".")[2]
+            fix = Fix("unsafe", f"Use `{new}`", (Edit(node.attr, cst.Name(new)),)) if new else None
+            self._flag(node, change, (f"`{enum.rpartition('.')[2]}.{member}` raises with `{users[0]}` since torchrl "
+                                      f"{_text(change.removed_in)} (the target is {_text(self.ctx.target)})",
+                                      f"use `{new}`, as upstream's message says"), "RuntimeError", fix=fix)
+
     def _check_member(self, node: cst.Attribute) -> None:
         for change in self._members:
             owner, _, method = change.name.rpartition(".")
-            if change.kind == "method" and node.attr.value == method and self._state(change):
-                built = self.ctx.built(node.value)
-                if built is not None and built.callee.rpartition(".")[2] == owner \
-                        and built.callee.startswith(change.module.split(".")[0] + "."):
-                    self._flag(node, change, self._member_message(change, f"`.{method}`"), "AttributeError")
+            if change.kind == "method" and node.attr.value == method and self._state(change) \
+                    and (self._built_by(node.value, change, owner) or self._held(node.value, change, owner)):
+                fix = Fix("safe", f"Rename `.{method}` to `.{change.replacement}`",
+                          (Edit(node.attr, cst.Name(change.replacement or "")),)) \
+                    if change.fix == "safe" and change.replacement else None
+                self._flag(node, change, self._member_message(change, f"`.{method}`"), "AttributeError", fix=fix)
+
+    def _built_by(self, receiver: cst.BaseExpression, change: ApiChange, owner: str) -> bool:
+        built = self.ctx.built(receiver)
+        return built is not None and built.callee.rpartition(".")[2] == owner \
+            and built.callee.startswith(change.module.split(".")[0] + ".")
+
+    def _held(self, receiver: cst.BaseExpression, change: ApiChange, owner: str) -> bool:
+        """``spec.space``: an attribute through which the library's classes hold an ``owner``, in a file
+        that imports from the change's package."""
+        package = change.module.split(".")[0]
+        return isinstance(receiver, cst.Attribute) and receiver.attr.value in MEMBER_HOLDERS.get(owner, ()) \
+            and any(q.split(".")[0] == package for q in self.ctx.imports.names.values())
 
     def _member_message(self, change: ApiChange, what: str) -> tuple[str, str]:
         package = change.module.split(".")[0]
@@ -252,9 +351,12 @@ class RemovedApiRule(Rule):
                     break
 
     def leave_Module(self, node: cst.Module) -> None:
+        self._flag_wrappers()
         # Uses of a from-imported old name are renamed with its import, in one fix. Reported here:
         # whether the code runs only for a type checker is known once the walk is done.
         for statement, alias, change, module in self._imported:
+            if change.found == "raises":
+                continue  # the import works; each call is flagged (``_flag_wrappers``)
             effect = self._effect(alias, "this import fails at run time")
             self._flag(alias, change, self._message(change, effect), "ImportError",
                        fix=self._import_fix(statement, alias, change, module))
@@ -262,9 +364,54 @@ class RemovedApiRule(Rule):
             effect = self._effect(attribute, f"`{dotted_name(attribute)}` raises AttributeError at run time")
             self._flag(attribute, change, self._message(change, effect), "AttributeError", fix=self._fix(change, edits))
         for use, change in self._star_uses:
+            if change.found == "raises":
+                continue  # still provided; its calls are flagged
             edits = [Edit(use, cst.Name(change.new_name or ""))] if _same_module(change) else []
             self._flag(use, change, self._message(change, "the star import no longer provides it and this name fails at run time"),
                        "NameError", fix=self._fix(change, edits))
+
+    def _flag_wrappers(self) -> None:
+        """Each call of a class whose constructor only raises, with its rewrite where it has one. When
+        every call of that class in the file is rewritten, the first one's fix also moves ``.step()`` to
+        the module (``policy[-1].step()``) and drops the import that only those calls used."""
+        done: set[str] = set()
+        for call, change, rewritten in self._wrapper_calls:
+            edits: list[Edit] = []
+            if rewritten is not None:
+                edits.append(Edit(call, rewritten))
+                if change.qualname not in done and self._all_rewritten(change):
+                    done.add(change.qualname)
+                    edits += [Edit(step.value, last_module(step.value)) for step, callee in self._steps
+                              if self._change(callee) is change]
+                    edits += self._unused_imports(change)
+            fix = Fix("unsafe", f"Put the policy in a `{SEQUENTIAL[1]}` followed by `{change.new_name}`", tuple(edits),
+                      imports=(SEQUENTIAL, (change.new_module or "", change.new_name or ""))) if edits else None
+            remedy = (f"put the policy in `{SEQUENTIAL[1]}(policy, {change.new_name}(spec=policy.spec.clone(), ...))` "
+                      f"and call `.step()` on the `{change.new_name}`; the clone keeps the policy's own spec")
+            if not change.rewrite:
+                remedy = f"use `{change.replacement}`, as upstream's message says"
+            elif rewritten is None:
+                remedy += f" (not rewritten: the call passes something other than the policy and keywords " \
+                          f"{change.new_name} takes)"
+            old = change.name
+            self._flag(call, change, (f"`{old}(...)` raises RuntimeError since torchrl {_text(change.removed_in)}: its "
+                                      f"constructor only raises (the target is {_text(self.ctx.target)})", remedy),
+                       "RuntimeError", fix=fix)
+
+    def _all_rewritten(self, change: ApiChange) -> bool:
+        return all(r is not None for _, c, r in self._wrapper_calls if c is change)
+
+    def _unused_imports(self, change: ApiChange) -> list[Edit]:
+        """Edits dropping each ``from m import <change>`` whose every use is a rewritten call."""
+        calls = {id(c.func) for c, ch, r in self._wrapper_calls if ch is change and r is not None}
+        edits: list[Edit] = []
+        for statement, alias, imported, _ in self._imported:
+            uses = self._uses.get(alias.evaluated_alias or alias.evaluated_name, [])
+            if imported is change and uses and all(id(u) in calls for u in uses) \
+                    and not isinstance(statement.names, cst.ImportStar):
+                edits += [Edit(statement, cst.RemovalSentinel.REMOVE)] if len(statement.names) == 1 \
+                    else _remove_alias(statement, alias)
+        return edits
 
     def _import_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
                     module: str) -> Fix | None:
@@ -272,11 +419,13 @@ class RemovedApiRule(Rule):
         if new is None or change.fix == "none":
             return None
         moved = change.new_module not in (None, module)
-        if moved and (len(statement.names) != 1 or statement.relative):  # type: ignore[arg-type]
-            return None  # other names stay where they are: the message says where this one went
+        if moved and statement.relative:
+            return None  # the message says where it went
         uses = [Edit(use, cst.Name(new)) for use in self._uses.get(old, [])] if alias.asname is None else []
         if alias.asname is None:
             uses += self._reference_edits(old, new)
+        if moved and len(statement.names) != 1:  # type: ignore[arg-type]
+            return self._split_fix(statement, alias, change, uses)
         name_node = alias.name
         assert isinstance(name_node, cst.Name)
         head = [Edit(statement.module, _module_expr(change.new_module or module))] if moved and statement.module else []
@@ -287,6 +436,21 @@ class RemovedApiRule(Rule):
         if alias.asname is None and not moved and _imports_unaliased(statement, new):
             return self._fix(change, [*_remove_alias(statement, alias), *uses])
         return self._fix(change, [*head, Edit(name_node, cst.Name(new)), *uses])
+
+    def _split_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
+                   uses: list[Edit]) -> Fix | None:
+        """A moved name imported beside others: it leaves the statement and is imported from its new
+        module (the others stay; a later pass moves the next one)."""
+        if alias.asname is not None or change.fix == "none" or self._reexported(alias.evaluated_name):
+            return None
+        assert not isinstance(statement.names, cst.ImportStar)
+        kept = [a for a in statement.names if a is not alias]
+        if statement.lpar is None:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return Fix("safe" if change.fix == "safe" else "unsafe",
+                   f"Import `{change.new_name}` from `{change.new_module}`",
+                   (Edit(statement, statement.with_changes(names=kept)), *uses),
+                   imports=((change.new_module or "", change.new_name or ""),))
 
     def _reference_edits(self, old: str, new: str) -> list[Edit]:
         """Rewrites of the annotation strings that name ``old``."""

@@ -20,7 +20,9 @@ class RemovedApi(RemovedApiRule):
         "Flags each import and use of a public torchrl or tensordict name that the target torchrl no longer "
         "has (`CompositeSpec`, `BoundedTensorSpec`, `Recorder`, `KLRewardTransform` from `torchrl.envs`, "
         "...), and each use of a removed method or keyword of a public class whose last release warned "
-        "about it. The table behind it is generated from every release's wheel from 0.4 on; "
+        "about it or whose constructor no longer takes it, each call of a class whose constructor only raises, "
+        "and an enum member that raises with a class the file uses (`ExplorationType.MODE` with `TanhNormal`). "
+        "The table behind it is generated from every release's wheel from the first on; "
         "[the upgrade guide](../upgrading.md) renders it. With the `preview` option, names that are "
         "deprecated at the target but not yet removed are flagged too, with the version that removes them."
     )
@@ -32,12 +34,19 @@ class RemovedApi(RemovedApiRule):
     fix_doc = (
         "Safe where the replacement is the same class under a new name (a deprecated subclass that adds "
         "nothing, an alias, or the same name moved to another public module): the import and every use in "
-        "the file are renamed, as RLG006 does, and a moved name's import statement gets the new module when "
-        "it imports that name alone. Unsafe where the replacement takes other arguments or behaves "
-        "differently (`UnboundedDiscreteTensorSpec` defaulted to int64; `Recorder` became "
-        "`LogValidationReward`): the message says what to check. No fix where upstream names no replacement, "
-        "for removed methods and keywords, and for an import of a moved name that shares its statement "
-        "with other names: the message says what to write."
+        "the file are renamed, as RLG006 does; a moved name's import gets the new module, and a moved name "
+        "imported beside others leaves the statement for its own import. Safe for a keyword upstream renamed "
+        "through its own `**kwargs` block (`entropy_coef=` to `entropy_coeff=`), in the call and as a key of a "
+        "dict literal passed to an argument the library spreads as that class's keywords "
+        "(`distribution_kwargs={\"min\": ...}` with `distribution_class=TanhNormal`). Unsafe where the "
+        "replacement takes other arguments or behaves differently (`UnboundedDiscreteTensorSpec` defaulted to "
+        "int64; `Recorder` became `LogValidationReward`): the message says what to check; for a policy wrapper "
+        "whose constructor only raises, rewritten as `TensorDictSequential(policy, "
+        "AdditiveGaussianModule(spec=policy.spec.clone(), ...))` with `.step()` called on the module (the "
+        "clone keeps the policy's own spec); and for `ExplorationType.MODE` in a file using `TanhNormal`, "
+        "which becomes `DETERMINISTIC`. No fix where upstream names no replacement, for removed methods and "
+        "keywords without a successor, and for a wrapper call passing more than the policy and keywords the "
+        "module takes: the message says what to write."
     )
     valid = (
         Example("from torchrl.data import Composite, Unbounded\n\nspec = Composite(obs=Unbounded(3))\n"),
@@ -76,13 +85,38 @@ class RemovedApi(RemovedApiRule):
             note="No replacement known: no fix.",
         ),
         Example(
-            "from torchrl.modules import EGreedyWrapper\n",
+            "from torchrl.envs import VecNorm\n",
             target="0.14",
             options={"preview": True},
-            message="deprecated since torchrl 0.4",
-            fixed="from torchrl.modules import EGreedyModule\n",
+            message="deprecated since torchrl 0.8",
+            fixed="from torchrl.envs import VecNormV2\n",
             unsafe=True,
             note="With `preview`, deprecated names that still exist are flagged.",
+        ),
+        Example(
+            "from torchrl.objectives import ClipPPOLoss\n\nloss = ClipPPOLoss(actor, critic, entropy_coef=0.01)\n",
+            fixed="from torchrl.objectives import ClipPPOLoss\n\nloss = ClipPPOLoss(actor, critic, entropy_coeff=0.01)\n",
+            message="use `entropy_coeff`",
+            note="A keyword renamed through upstream's own `**kwargs` block: a safe rename.",
+        ),
+        Example(
+            "from torchrl.modules import ProbabilisticActor, TanhNormal\n\n"
+            "actor = ProbabilisticActor(module, in_keys=['loc', 'scale'], distribution_class=TanhNormal,\n"
+            "                           distribution_kwargs={'min': -1.0, 'max': 1.0})\n",
+            fixed="from torchrl.modules import ProbabilisticActor, TanhNormal\n\n"
+            "actor = ProbabilisticActor(module, in_keys=['loc', 'scale'], distribution_class=TanhNormal,\n"
+            "                           distribution_kwargs={'low': -1.0, 'high': 1.0})\n",
+            note="The keys of a dict literal the library spreads as the distribution's keywords.",
+        ),
+        Example(
+            "from torchrl.modules import AdditiveGaussianWrapper\n\n"
+            "policy = AdditiveGaussianWrapper(actor, sigma_init=0.5)\npolicy.step(10)\n",
+            fixed="from tensordict.nn import TensorDictSequential\nfrom torchrl.modules import AdditiveGaussianModule\n\n"
+            "policy = TensorDictSequential(actor, AdditiveGaussianModule(spec=actor.spec.clone(), sigma_init=0.5))\n"
+            "policy[-1].step(10)\n",
+            unsafe=True,
+            message="raises RuntimeError",
+            note="A wrapper whose constructor only raises: the policy followed by the module, on a clone of its spec.",
         ),
     )
     owns = staticmethod(_not_collector)

@@ -58,6 +58,12 @@ def test_a_token_tuple_needs_every_part():
 
 def _removed_uses(change) -> list[str]:
     """Spellings RLG006/RLG007 match a removed name or member by."""
+    if change.kind == "member":  # an enum member, in a file that uses a class it raises with
+        enum, _, member = change.name.rpartition(".")
+        return [f"from {change.module} import {enum}\nfrom torchrl.modules import {change.with_classes[0]}\n\n"
+                f"{enum}.{member}\n"]
+    if change.found == "raises":  # the import works; building it raises
+        return [f"from {change.module} import {change.name}\n\n{change.name}(policy)\n"]
     if change.kind == "name":
         head = change.name.split(".")[0]
         package, _, tail = change.module.rpartition(".")

@@ -67,4 +67,5 @@ def test_pyproject_pin_range(tmp_path):
 def test_newest_admitted():
     assert newest_admitted(">=0.4") == NEWEST_KNOWN_TORCHRL
     assert newest_admitted("<0.6") == (0, 5, 0)
-    assert newest_admitted("<0.1") is None
+    assert newest_admitted("<0.1") == (0, 0, 5)  # the table starts at the first release
+    assert newest_admitted("<0.0.5") is None

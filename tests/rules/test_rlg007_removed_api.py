@@ -50,10 +50,19 @@ def test_target_before_the_removal_is_silent_and_preview_names_the_removal():
 
 
 def test_preview_on_a_name_still_there_at_the_newest_release():
-    source = "from torchrl.modules import EGreedyWrapper\n"
+    source = "from torchrl.envs import VecNorm\n"
     assert findings(source) == []
     (finding,) = findings(source, options={"RLG007": {"preview": True}})
-    assert "deprecated" in finding.full_message and "EGreedyModule" in finding.full_message
+    assert "deprecated" in finding.full_message and "VecNormV2" in finding.full_message
+
+
+def test_a_class_whose_constructor_only_raises_is_flagged_where_it_is_built():
+    # The import and an isinstance check work on torchrl 0.14.1; building it raises.
+    source = ("from torchrl.modules import EGreedyWrapper\n\n"
+              "def is_wrapped(policy):\n    return isinstance(policy, EGreedyWrapper)\n")
+    assert findings(source) == []
+    (finding,) = findings(source + "\nwrapped = EGreedyWrapper(policy, eps_init=0.5)\n")
+    assert finding.line == 6 and "raises RuntimeError" in finding.message
 
 
 def test_removed_keyword_and_method_are_flagged_on_known_receivers():
@@ -76,12 +85,19 @@ def test_member_near_misses(source):
     assert findings(source) == []
 
 
-def test_moved_name_gets_its_new_module_only_when_imported_alone():
+def test_moved_name_gets_its_new_module_and_leaves_a_shared_statement():
     assert fix_source("from torchrl.envs import KLRewardTransform\n", select=["RLG007"]) == \
         "from torchrl.envs.llm import KLRewardTransform\n"
-    shared = "from torchrl.envs import KLRewardTransform, GymEnv\n"
+    shared = "from torchrl.envs import KLRewardTransform, GymEnv\n\nt = KLRewardTransform\n"
     (finding,) = findings(shared)
-    assert finding.fix is None and "from `torchrl.envs.llm`" in finding.full_message
+    assert "from `torchrl.envs.llm`" in finding.full_message
+    assert fix_source(shared, select=["RLG007"]) == \
+        "from torchrl.envs import GymEnv\nfrom torchrl.envs.llm import KLRewardTransform\n\nt = KLRewardTransform\n"
+    # Near misses: an alias (``as``) or a re-exported name keeps its statement, flagged without a fix.
+    (aliased,) = findings("from torchrl.envs import KLRewardTransform as KL, GymEnv\n")
+    assert aliased.fix is None
+    (exported,) = findings("from torchrl.envs import KLRewardTransform, GymEnv\n\n__all__ = ['KLRewardTransform']\n")
+    assert exported.fix is None
 
 
 def test_a_vendored_torchrl_copy_is_never_rewritten(tmp_path):
@@ -153,3 +169,10 @@ def test_fix_diff_of_a_project_applies_with_git_apply(tmp_path):
     assert "Composite(obs=Unbounded(shape=(3,)))" in (project / "pkg" / "specs.py").read_text()
     assert _rlguard("check", "--target-torchrl", "0.14", "--no-cache", "--select", "RLG006,RLG007", ".",
                     cwd=project).returncode == 0
+
+
+def test_log_reward_says_what_the_logged_value_becomes():
+    (finding,) = findings("from torchrl.trainers import LogReward\n")
+    message = finding.full_message
+    assert "LogScalar" in message and '"r_training"' in message and "('next', 'reward')" in message \
+        and "std" in message
