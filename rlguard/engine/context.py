@@ -712,6 +712,10 @@ class FileContext:
             self.bind_opaque(target.value)
 
     def _record_attr(self, attr: str, value: cst.BaseExpression, annotation: cst.BaseExpression | None = None) -> None:
+        if isinstance(value, cst.IfExp):  # ``open(path) if path else None``: either branch may be what it holds
+            self._record_attr(attr, value.body, annotation)
+            self._record_attr(attr, value.orelse, annotation)
+            return
         resolved = self.value_of(value)
         cls = self.current_class
         assert cls is not None

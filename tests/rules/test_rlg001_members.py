@@ -187,7 +187,23 @@ class GuardedNet(nn.Module):
         return self.inner(torch.stack([th, thdot], -1))
 '''
 
+CONDITIONAL = COLLECTOR_HEADER + '''
+import os
+
+
+class LoggingNet(nn.Module):
+    def __init__(self, log_path=None):
+        super().__init__()
+        self.lin = nn.Linear(2, 1)
+        self.log = open(log_path, "a") if log_path else None
+
+    def forward(self, th, thdot):
+        return self.lin(torch.stack([th, thdot], -1))
+'''
+
 FLAGGED = {
+    "file held by a conditional expression": (CONDITIONAL + COLLECT.format(net="LoggingNet(os.devnull)"),
+                                              "`self.log` holds an open file"),
     "lock by position": (BY_ARGUMENT + COLLECT.format(net="GuardedNet(threading.Lock())"), "`self.guard` holds a thread lock"),
     "lock by keyword": (BY_ARGUMENT + COLLECT.format(net="GuardedNet(width=2, guard=threading.RLock())"),
                         "`self.guard` holds a thread lock"),
