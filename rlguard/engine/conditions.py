@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from rlguard.engine.apimodel import CallShape, model
 from rlguard.engine.containers import views_items
-from rlguard.engine.types import (
+from rlguard.engine.class_lookup import _kind_for_shape, _method_value, _plain_state, attr_facts, may_be_project
+from rlguard.engine.values import (
     _ARITHMETIC,
     ITERATED,
     _HOLDS_TENSORS,
@@ -27,13 +28,8 @@ from rlguard.engine.types import (
     TensorFields,
     TorchMethod,
     ValueType,
-    _kind_for_shape,
-    _method_value,
-    _plain_state,
     ArgKinds,
     arg_kind,
-    attr_facts,
-    may_be_project,
 )
 
 if TYPE_CHECKING:

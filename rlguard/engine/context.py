@@ -18,11 +18,8 @@ from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.summaries import parameters_reaching, returned_value
-from rlguard.engine.types import (
-    annotated_tensors,
-    is_tensor_valued,
-    may_be_project,
-)
+from rlguard.engine.class_lookup import may_be_project
+from rlguard.engine.inference import annotated_tensors, is_tensor_valued
 
 if TYPE_CHECKING:
     from rlguard.engine.versions import VersionMap

@@ -20,7 +20,7 @@ class AttrFact(NamedTuple):
     # The class of the value: the call that built it (a class, or a function or method of the project,
     # whose returns the index follows), or the one type its annotation admits; None when unknown.
     callee: str | None
-    tensor: bool = False  # the value is tensor-valued (see engine.types)
+    tensor: bool = False  # the value is tensor-valued (see engine.inference)
     # A container literal (``{"cam": threading.Lock()}``, ``[a, b]``, ``dict(...)``): (where in it, as
     # ``["cam"]`` or ``[0]``, the call that built that item), for the items calls build.
     items: tuple[tuple[str, str], ...] = ()
@@ -67,11 +67,11 @@ class Built(NamedTuple):
 class Returned(NamedTuple):
     """What one ``return`` statement gives, as the engine typed it in the function's own scope."""
 
-    kind: str | None = None  # a value kind of engine.types ("tensor", "holds", "tensordict", ...); None: unknown
+    kind: str | None = None  # a value kind of engine.values ("tensor", "holds", "tensordict", ...); None: unknown
     # The class the value is an instance of (the call that built it, or its annotation), or the project
     # function or method whose result it is (followed through the index); None when unknown.
     built: str | None = None
-    # The value is a TensorDict built in this function with no device (see ``engine.types.unplaced_tensordict``).
+    # The value is a TensorDict built in this function with no device (see ``engine.tensordicts.unplaced_tensordict``).
     unplaced: bool = False
     # When ``kind`` is unknown: (parameter, kind it is given, kind the value then has), for the parameters
     # that decide it (``return (pred - target).pow(2).mean()`` is a tensor when ``pred`` is one).
@@ -231,7 +231,7 @@ class ProjectIndex:
 
     def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = (),
                       args: tuple[tuple[int | str, str], ...] = ()) -> str | None:
-        """The value kind (engine.types) every ``return`` of the project function or method gives, for a
+        """The value kind (engine.values) every ``return`` of the project function or method gives, for a
         call passing ``args`` ((position or keyword, kind) of the arguments whose kind is known); None when
         any return is unknown or they differ (recursion and cycles count as unknown)."""
         kinds = self._every_return(qualname, near, seen, lambda function, returned: _given_kind(

@@ -16,7 +16,9 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.containers import container_kind
 from rlguard.engine.index import Returned
-from rlguard.engine.types import _HOLDS_TENSORS, SUMMARY_KINDS, _Env, _Inference, unplaced_tensordict
+from rlguard.engine.inference import _Inference
+from rlguard.engine.tensordicts import unplaced_tensordict
+from rlguard.engine.values import _HOLDS_TENSORS, SUMMARY_KINDS, _Env
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Binding, FileContext

@@ -13,19 +13,10 @@ from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
-from rlguard.engine.types import (
-    AttrTorchMethod,
-    Condition,
-    Leaf,
-    TorchMethod,
-    argument_kinds,
-    may_be_project,
-    has_star_kwargs,
-    is_none,
-    keyword,
-    positional,
-    tensor_leaves,
-)
+from rlguard.engine.class_lookup import may_be_project
+from rlguard.engine.inference import argument_kinds, tensor_leaves
+from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
+from rlguard.engine.values import AttrTorchMethod, Condition, Leaf, TorchMethod
 from rlguard.engine.names import loaded_names
 
 _SHOWN_PARTS = 3  # parts named in a message before "and N more"

@@ -20,7 +20,8 @@ from rlguard.rules.data import (
     is_torchrl_transform,
     torchrl_transform_names,
 )
-from rlguard.engine.types import attr_facts, has_star_kwargs, is_none, keyword, may_be_project, positional
+from rlguard.engine.class_lookup import attr_facts, may_be_project
+from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
 
 # Keywords of the TensorDict constructor that are not entries of the new TensorDict.
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})

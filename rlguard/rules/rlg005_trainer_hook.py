@@ -19,7 +19,7 @@ from rlguard.rules.data import (
     is_torchrl_trainer,
     trainer_hooks_for,
 )
-from rlguard.engine.types import keyword, positional
+from rlguard.engine.matching import keyword, positional
 
 # Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
 @dataclass(frozen=True)
