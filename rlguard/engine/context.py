@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
+from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, Flow, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
@@ -51,6 +51,8 @@ class Binding:
     added: list[Added] = field(default_factory=list)
     # A parameter assumed, while a function's summary is computed, to receive a value of this kind.
     assumed: str | None = None
+    # A name bound to a lambda: the qualified name its summary is kept under in the index (``FileFacts.functions``).
+    summary: str | None = None
 
 
 class Added(NamedTuple):
@@ -95,7 +97,7 @@ class Instance:
 
 @dataclass
 class Scope:
-    kind: str  # "module", "class" or "function"
+    kind: str  # "module", "class", "function" or "lambda"
     node: cst.CSTNode | None
     bindings: dict[str, Binding] = field(default_factory=dict)
     class_facts: ClassFacts | None = None  # for class scopes
@@ -130,6 +132,8 @@ class FileContext:
         self._tree: cst.Module | None = None
         self._versions: VersionMap | None = None
         self._conditional_nodes: dict[int, set[int]] = {}  # by id of the function (see ``_conditional``)
+        # By id of a lambda: its summary and its scope, until a name is bound to it (``_record_lambda``).
+        self._lambdas: dict[int, tuple[FunctionFacts, Scope]] = {}
 
     # ----- queries for rules -----
     @property
@@ -220,6 +224,18 @@ class FileContext:
     def callee(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the function a Call calls."""
         return self.qualname(node.func) if isinstance(node, cst.Call) else None
+
+    def summarised_callee(self, node: cst.Call) -> str | None:
+        """The qualified name the index keeps the summary of what a call calls under: the function's, a
+        method of ``self``'s class, or the lambda a name is bound to (``dump = lambda d: json.dumps(d)``)."""
+        callee = self.callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
+            cls = self.self_class(node.func.value)
+            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        if callee is None and isinstance(node.func, cst.Name):
+            binding = self.lookup(node.func.value)
+            callee = binding.summary if binding is not None else None
+        return callee
 
     def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
         """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
@@ -401,6 +417,21 @@ class FileContext:
                 scope.bindings[star.name.value] = Binding(opaque=True)
         self.scopes.append(scope)
 
+    def enter_lambda(self, node: cst.Lambda) -> None:
+        """A lambda is a scope: its parameters shadow outer names in its body. Where its parameters go is
+        recorded while its body is walked, in a summary kept until a name is bound to it (``bind``)."""
+        params = node.params
+        ordered = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        kwargs = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+        scope = Scope("lambda", node)
+        for name in ordered:
+            scope.bindings[name] = Binding()
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bindings[star.name.value] = Binding(opaque=True)
+        self.scopes.append(scope)
+        self._lambdas[id(node)] = FunctionFacts("<lambda>", self.path, tuple(ordered), kwargs), scope
+
     def leave_scope(self) -> None:
         self.scopes.pop()
 
@@ -409,6 +440,8 @@ class FileContext:
         if isinstance(target, cst.Name):
             bindings = self.scopes[-1].bindings
             bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
+            if isinstance(value, cst.Lambda):
+                bindings[target.value].summary = self._record_lambda(target.value, value)
             if annotation is not None and self.scopes[-1].kind == "class":  # a field: ``loss: Tensor`` in a dataclass
                 self._record_field(target.value, value, annotation)
         elif isinstance(target, cst.Subscript) and value is not None:  # ``metrics[k] = v``
@@ -427,6 +460,24 @@ class FileContext:
             attr = self.is_self_attr(target)
             if attr is not None:
                 self._record_attr(attr, value, annotation)
+
+    def _record_lambda(self, name: str, node: cst.Lambda) -> str | None:
+        """Keep the summary of a lambda bound to a name at module level or in a module-level function or a
+        method (``main.<locals>.dump``), under the qualified name callers reach it by; None elsewhere."""
+        found = self._lambdas.pop(id(node), None)
+        if found is None or self.scopes[-1].kind == "class":
+            return None
+        owner = self._function_facts() if len(self.scopes) > 1 else None
+        if len(self.scopes) > 1 and owner is None:
+            return None
+        facts, scope = found
+        facts.qualname = f"{owner.qualname}.<locals>.{name}" if owner is not None else \
+            f"{self.module}.{name}" if self.module else name
+        self.scopes.append(scope)  # what its body gives, typed in its own scope again
+        facts.typed.append(returned_value(node.body, self, facts.params))
+        self.scopes.pop()
+        self.facts.functions[facts.qualname] = facts
+        return facts.qualname
 
     def record_return(self, node: cst.Return) -> None:
         """What a module-level function or a method returns: the calls that build it (factories, for
@@ -480,12 +531,10 @@ class FileContext:
     def record_flow(self, node: cst.Call) -> None:
         """Where the function being walked sends its parameters (``FunctionFacts.flows``): into a rule's
         sink, or on to another function of the project as they are."""
-        if len(self.scopes) < 2 or self.scopes[-1].kind != "function" or self.scopes[-2].kind == "function":
+        facts = self._flow_facts()
+        if facts is None:
             return
-        callee = self.callee(node)
-        if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
-            cls = self.self_class(node.func.value)
-            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        callee = self.summarised_callee(node)
         if callee is None:
             return
         sinks = self.sinks
@@ -494,13 +543,22 @@ class FileContext:
         if id(node) in self._conditional(self.scopes[-1].node):  # a branch or loop may not run it
             return
         if callee in sinks:
-            self._record_sink(node, callee, sinks[callee])
+            self._record_sink(node, callee, sinks[callee], facts)
         else:
-            self._record_forwards(node, callee)
+            self._record_forwards(node, callee, facts)
+
+    def _flow_facts(self) -> FunctionFacts | None:
+        """The summary the flows of the body being walked go to: a module-level function's, a method's,
+        or a lambda's (directly in it: a lambda in a lambda is not followed)."""
+        if self.scopes[-1].kind == "lambda":
+            found = self._lambdas.get(id(self.scopes[-1].node))
+            return found[0] if found is not None else None
+        return self._function_facts()
 
     def _conditional(self, function: cst.CSTNode | None) -> set[int]:
-        """Ids of the nodes of a function that run only on some paths: under ``if``, ``for``, ``while``,
-        ``try`` or ``match`` (computed once per function, when it first calls a sink or the project)."""
+        """Ids of the nodes of a function or lambda that run only on some paths: under ``if``, ``for``,
+        ``while``, ``try``, ``match``, ``a if c else b``, ``and`` or ``or`` (computed once per function, when
+        it first calls a sink or the project)."""
         from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
 
         if function is None:
@@ -512,22 +570,19 @@ class FileContext:
                 if isinstance(statement, _branching()) for node in iter_nodes(statement)}
         return found
 
-    def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...]) -> None:
+    def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...], facts: FunctionFacts) -> None:
         if any(arg.star for arg in node.args) or any(
                 arg.keyword is not None and arg.keyword.value in escapes for arg in node.args) or not node.args:
             return
         payload = node.args[0].value if node.args[0].keyword is None else None
-        facts = self._function_facts()
-        if payload is None or facts is None:
+        if payload is None:
             return
-        for param in parameters_reaching(payload, self, (*facts.params, *filter(None, [facts.kwargs]))):
-            if (param, callee, None) not in facts.flows:
-                facts.flows.append((param, callee, None))
+        for param, kind, when in parameters_reaching(payload, self, (*facts.params, *filter(None, [facts.kwargs]))):
+            flow = Flow(param, callee, None, kind, when)
+            if flow not in facts.flows:
+                facts.flows.append(flow)
 
-    def _record_forwards(self, node: cst.Call, callee: str) -> None:
-        facts = self._function_facts()
-        if facts is None:
-            return
+    def _record_forwards(self, node: cst.Call, callee: str, facts: FunctionFacts) -> None:
         names = (*facts.params, *filter(None, [facts.kwargs]))
         position = 0
         for arg in node.args:
@@ -536,8 +591,8 @@ class FileContext:
             slot: int | str = "**" if arg.star == "**" else arg.keyword.value if arg.keyword is not None else position
             position += arg.keyword is None and not arg.star
             if isinstance(arg.value, cst.Name) and arg.value.value in names and self._is_parameter(arg.value.value):
-                if (arg.value.value, callee, slot) not in facts.flows:
-                    facts.flows.append((arg.value.value, callee, slot))
+                if Flow(arg.value.value, callee, slot) not in facts.flows:
+                    facts.flows.append(Flow(arg.value.value, callee, slot))
 
     def _is_parameter(self, name: str) -> bool:
         binding = self.scopes[-1].bindings.get(name)
@@ -760,8 +815,8 @@ _PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
 
 @cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
 def _branching() -> tuple[type, ...]:
-    """Statements whose body runs on some paths only."""
-    return (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
+    """Statements and expressions whose parts run on some paths only."""
+    return (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.IfExp, cst.BooleanOperation)
 # Decorators (bare or called) that leave what a call returns as the body returns it (a property: what
 # reading the attribute gives, see ``FunctionFacts.is_property``).
 _TRANSPARENT_DECORATORS = frozenset({

@@ -81,6 +81,25 @@ class Returned(NamedTuple):
     container: str | None = None
 
 
+ANY_KIND = "*"  # an argument kind ``reaches_sink`` matches with every flow into a sink
+
+
+class Flow(NamedTuple):
+    """Where a parameter of a function goes (``FunctionFacts.flows``)."""
+
+    param: str
+    callee: str
+    # None: ``param``, given a value of the summary kind ``kind`` (``engine.values.SUMMARY_KINDS``; the
+    # ``**kwargs`` parameter: "holds-dict", given any keyword holding tensors), makes the first argument of
+    # ``callee``, a rule's sink (``Rule.sinks``), hold tensors; when ``when`` is not empty, only if one of
+    # its conditions holds (``engine.conditions``: what a project call the value passes through gives).
+    # Otherwise: it is passed on as is to the project callable ``callee`` at that position or keyword
+    # ("**": as ``**kwargs``).
+    slot: int | str | None
+    kind: str | None = None
+    when: frozenset[Any] = frozenset()
+
+
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
@@ -93,10 +112,7 @@ class FunctionFacts:
         # then the keyword-only ones; and the ``**kwargs`` parameter, which takes the other keywords.
         self.params = params
         self.kwargs = kwargs
-        # Where parameters go: (parameter, callee, slot). Slot None: the parameter, given a tensor, makes
-        # the first argument of ``callee``, a rule's sink (``Rule.sinks``), hold one. Otherwise it is passed
-        # on as is to the project callable ``callee`` at that position or keyword ("**": as ``**kwargs``).
-        self.flows: list[tuple[str, str, int | str | None]] = []
+        self.flows: list[Flow] = []  # where parameters go: into a rule's sink, or on to another callable
         self.is_property = False  # a method read as an attribute (``@property``): ``obj.name`` gives its value
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
@@ -246,21 +262,27 @@ class ProjectIndex:
         return types[0] if types and len(set(types)) == 1 else None
 
     def reaches_sink(self, qualname: str, args: tuple[tuple[int | str, str], ...], near: str = "",
+                     holds: Callable[[frozenset[Any], str], bool] = lambda when, path: not when,
                      seen: tuple[str, ...] = ()) -> tuple[int | str, str] | None:
-        """(the argument, the sink) when an argument a call of the project function or method passes
-        (``args``: position or keyword, kind) reaches a rule's sink inside it, or in what it calls."""
+        """(the argument, the sink) when an argument a call of the project function, method or lambda passes
+        (``args``: position or keyword, summary kind or ``ANY_KIND``) reaches a rule's sink inside it, or in
+        what it calls. ``holds`` answers a flow's conditions, asked in the file of the function
+        (``engine.conditions``)."""
         function = self.get_function(qualname, near)
         if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
             return None
         for slot, kind in args:
             param = _parameter(function, slot)
-            for name, callee, onward in function.flows:
-                if name != param:
+            for flow in function.flows:
+                if flow.param != param:
                     continue
-                if onward is None:
-                    return slot, callee
-                passed = slot if onward == "**" else onward
-                found = self.reaches_sink(callee, ((passed, kind),), function.path, seen + (function.qualname,))
+                if flow.slot is None:  # the sink: reached when given this kind (any, through ``**kwargs``)
+                    if (kind in (flow.kind, ANY_KIND) or param == function.kwargs) and holds(flow.when, function.path):
+                        return slot, flow.callee
+                    continue
+                passed = slot if flow.slot == "**" else flow.slot
+                found = self.reaches_sink(flow.callee, ((passed, kind),), function.path, holds,
+                                          seen + (function.qualname,))
                 if found is not None:
                     return slot, found[1]
         return None

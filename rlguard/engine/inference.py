@@ -28,7 +28,6 @@ from rlguard.engine.items import _combine_alternatives
 from rlguard.engine.leaves import LeafFinder
 from rlguard.engine.matching import frozen_shape, method_call, positional
 from rlguard.engine.values import (
-    _ARG_KINDS,
     _ARITHMETIC,
     _ASSUMED,
     _CERTAIN,
@@ -54,6 +53,10 @@ from rlguard.engine.values import (
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext
 
+# Operators (libcst's node names: libcst loads on first use) that give a new container holding both
+# operands' items, by the container type.
+_CONTAINER_OPERATORS = {"list": ("Add", "Multiply"), "tuple": ("Add", "Multiply"), "dict": ("BitOr",), "set": ("BitOr",)}
+
 
 _COPIES = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.dict"})
 
@@ -68,10 +71,11 @@ def tensor_leaves(node: cst.BaseExpression, ctx: FileContext, *, deferred: bool 
     return _Inference(ctx, deferred).leaves(node, {}, 0, (), (), True, True)
 
 
-def argument_kinds(call: cst.Call, ctx: FileContext) -> tuple[tuple[int | str, str], ...]:
-    """(position or keyword, kind) of the arguments of a call that are certainly tensors or TensorDicts."""
-    return tuple((slot, kind) for slot, kind in _Inference(ctx, deferred=False).arg_kinds(call, {}, 0)
-                 if isinstance(kind, str) and kind in _ARG_KINDS.values())
+def argument_kinds(call: cst.Call, ctx: FileContext) -> ArgKinds:
+    """(position or keyword, summary kind) of the arguments of a call that are tensors or TensorDicts, or
+    containers holding them (``SUMMARY_KINDS``): certainly, or as the index answers (what a project call
+    gives, ``engine.conditions.known_args``)."""
+    return _Inference(ctx, deferred=True).arg_kinds(call, {}, 0)
 
 
 def annotated_tensors(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -110,7 +114,7 @@ class _Inference(LeafFinder, ClassLookup):
                     node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
                 return None  # "%s" % t is a string
             return _either(self.tensor(node.left, env, depth), self.tensor(node.right, env, depth)) \
-                or self.returned_operand((node.left, node.right), env, depth)
+                or self.returned_operand((node.left, node.right), env, depth) or self.container_operation(node, env, depth)
         if isinstance(node, cst.UnaryOperation):
             return None if isinstance(node.operator, cst.Not) else _as_tensor(self.tensor(node.expression, env, depth))
         if isinstance(node, cst.Comparison):
@@ -133,6 +137,16 @@ class _Inference(LeafFinder, ClassLookup):
                     first = conditions[0]
                     return ValueType("returned"), frozenset(
                         {Returns(first.qualname, first.args, first.chain + ((_ARITHMETIC, None, ()),))})
+        return None
+
+    def container_operation(self, node: cst.BinaryOperation, env: _Env, depth: int) -> _Typed:
+        """``xs * 2``, ``xs + ys``, ``d | e`` where an operand is a container holding tensors that is not
+        built here (a parameter given one, while a summary is computed): a container of that type holding them."""
+        for operand in (node.left, node.right):
+            typed = self.typed(operand, env, depth + 1)
+            if typed is not None and typed[0].kind == "holds" and \
+                    type(node.operator).__name__ in _CONTAINER_OPERATORS.get(typed[0].container or "", ()):
+                return typed
         return None
 
     def tensor(self, node: cst.BaseExpression, env: _Env, depth: int) -> frozenset[Condition] | None:
@@ -353,7 +367,7 @@ class _Inference(LeafFinder, ClassLookup):
         inner = self.typed(node.value, env, depth + 1)
         if inner is None:
             return None
-        if is_full_slice(node) and inner[0].kind in ("tensor", "tensors", "tensordict", "returned"):
+        if is_full_slice(node) and inner[0].kind in ("tensor", "tensors", "tensordict", "returned", "holds"):
             return inner  # ``x[:]``: the same kind of value (a project call's: the index answers it)
         if any(isinstance(element.slice, cst.Slice) for element in node.slice):
             # A part of a tensor, or of a list whose every item is one (``sorted(xs)[:3]``), is the same
