@@ -113,8 +113,9 @@ class _Inference(LeafFinder, ClassLookup):
             if isinstance(node.operator, cst.Modulo) and isinstance(
                     node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
                 return None  # "%s" % t is a string
-            return _either(self.tensor(node.left, env, depth), self.tensor(node.right, env, depth)) \
-                or self.returned_operand((node.left, node.right), env, depth) or self.container_operation(node, env, depth)
+            sides = [self.typed(side, env, depth + 1) for side in (node.left, node.right)]  # each typed once
+            return _either(*(_tensor_of(side) for side in sides)) or _arithmetic_on_returned(sides) \
+                or _container_operation(node.operator, sides)
         if isinstance(node, cst.UnaryOperation):
             return None if isinstance(node.operator, cst.Not) else _as_tensor(self.tensor(node.expression, env, depth))
         if isinstance(node, cst.Comparison):
@@ -129,30 +130,11 @@ class _Inference(LeafFinder, ClassLookup):
 
     def returned_operand(self, operands: tuple[cst.BaseExpression, ...], env: _Env, depth: int) -> _Typed:
         """``scale(x) * 2``: arithmetic on what a project call gives is a tensor when that is one."""
-        for operand in operands:
-            typed = self.typed(operand, env, depth + 1)
-            if typed is not None and typed[0].kind == "returned":
-                conditions = [c for c in typed[1] if isinstance(c, Returns)]
-                if len(conditions) == 1 and len(typed[1]) == 1 and len(conditions[0].chain) < _MAX_CHAIN:
-                    first = conditions[0]
-                    return ValueType("returned"), frozenset(
-                        {Returns(first.qualname, first.args, first.chain + ((_ARITHMETIC, None, ()),))})
-        return None
-
-    def container_operation(self, node: cst.BinaryOperation, env: _Env, depth: int) -> _Typed:
-        """``xs * 2``, ``xs + ys``, ``d | e`` where an operand is a container holding tensors that is not
-        built here (a parameter given one, while a summary is computed): a container of that type holding them."""
-        for operand in (node.left, node.right):
-            typed = self.typed(operand, env, depth + 1)
-            if typed is not None and typed[0].kind == "holds" and \
-                    type(node.operator).__name__ in _CONTAINER_OPERATORS.get(typed[0].container or "", ()):
-                return typed
-        return None
+        return _arithmetic_on_returned([self.typed(operand, env, depth + 1) for operand in operands])
 
     def tensor(self, node: cst.BaseExpression, env: _Env, depth: int) -> frozenset[Condition] | None:
         """The conditions under which ``node`` is one tensor (empty: certainly), or None if it is not."""
-        typed = self.typed(node, env, depth + 1)
-        return typed[1] if typed and typed[0].kind == "tensor" else None
+        return _tensor_of(self.typed(node, env, depth + 1))
 
     def name_type(self, node: cst.Name, env: _Env, depth: int) -> _Typed:
         found = self.lookup(node.value, env)
@@ -376,3 +358,31 @@ class _Inference(LeafFinder, ClassLookup):
         element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
                    "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None
+
+
+def _tensor_of(typed: _Typed) -> frozenset[Condition] | None:
+    """The conditions under which a value of this type is one tensor (empty: certainly); None if it is not."""
+    return typed[1] if typed and typed[0].kind == "tensor" else None
+
+
+def _arithmetic_on_returned(operands: list[_Typed]) -> _Typed:
+    """An operator applied to what a project call gives (``scale(x) * 2``): a tensor when that is one,
+    which the index answers (``Returns.chain``)."""
+    for typed in operands:
+        if typed is not None and typed[0].kind == "returned":
+            conditions = [c for c in typed[1] if isinstance(c, Returns)]
+            if len(conditions) == 1 and len(typed[1]) == 1 and len(conditions[0].chain) < _MAX_CHAIN:
+                first = conditions[0]
+                return ValueType("returned"), frozenset(
+                    {Returns(first.qualname, first.args, first.chain + ((_ARITHMETIC, None, ()),))})
+    return None
+
+
+def _container_operation(operator: cst.BaseBinaryOp, operands: list[_Typed]) -> _Typed:
+    """``xs * 2``, ``xs + ys``, ``d | e`` where an operand is a container holding tensors that is not built
+    here (a parameter given one, while a summary is computed): a container of that type holding them."""
+    for typed in operands:
+        if typed is not None and typed[0].kind == "holds" and \
+                type(operator).__name__ in _CONTAINER_OPERATORS.get(typed[0].container or "", ()):
+            return typed
+    return None
