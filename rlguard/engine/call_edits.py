@@ -8,7 +8,7 @@ from typing import Any
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit
-from rlguard.engine.types import keyword, positional
+from rlguard.engine.matching import keyword, positional
 
 
 def keyword_edit(call: cst.Call, name: str, value: cst.BaseExpression, position: int | None = None) -> Edit:

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 from rlguard.engine.apimodel import CallShape, model
 from rlguard.engine.containers import views_items
-from rlguard.engine.types import (
+from rlguard.engine.index import ANY_KIND
+from rlguard.engine.class_lookup import _kind_for_shape, _method_value, _plain_state, attr_facts, may_be_project
+from rlguard.engine.values import (
     _ARITHMETIC,
     ITERATED,
     _HOLDS_TENSORS,
@@ -27,13 +29,8 @@ from rlguard.engine.types import (
     TensorFields,
     TorchMethod,
     ValueType,
-    _kind_for_shape,
-    _method_value,
-    _plain_state,
     ArgKinds,
     arg_kind,
-    attr_facts,
-    may_be_project,
 )
 
 if TYPE_CHECKING:
@@ -80,17 +77,31 @@ def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> Val
     if cls is not None:
         value: ValueType | None = _project_instance(index, cls.qualname, cls.path)
     else:
-        kind = index.returned_kind(condition.qualname, path, args=_known_args(condition.args, index, path))
+        kind = index.returned_kind(condition.qualname, path, args=known_args(condition.args, index, path))
         container = index.returned_container(condition.qualname, path) if kind == "holds" else None
         value = ValueType(kind, container=container) if kind is not None else None
     for method, shape, args in condition.chain:
         if value is None:
             return None
-        value = _then_call(index, value, method, shape, _known_args(args, index, path), path)
+        value = _then_call(index, value, method, shape, known_args(args, index, path), path)
     return value
 
 
-def _known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[int | str, str], ...]:
+def sink_reached(index: ProjectIndex, callee: str, args: ArgKinds,
+                 path: str) -> tuple[tuple[int | str, str], str] | None:
+    """((the argument, its kind), the sink) when an argument of a call of the project callable ``callee``
+    (``args``: its kind, or what the index answers) reaches a rule's sink inside it
+    (``ProjectIndex.reaches_sink``), the conditions on its way answered here. The kinds of the arguments
+    are asked only of calls that send some argument in that position to a sink."""
+    if index.reaches_sink(callee, tuple((slot, ANY_KIND) for slot, _ in args), path, lambda when, where: True) is None:
+        return None
+    known = known_args(args, index, path)
+    reached = index.reaches_sink(callee, known, path, lambda when, where: not when or any(
+        condition_holds(condition, index, where) for condition in when)) if known else None
+    return (next(arg for arg in known if arg[0] == reached[0]), reached[1]) if reached is not None else None
+
+
+def known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[int | str, str], ...]:
     """The argument kinds, with what project calls give asked of the index (unknown ones left out)."""
     known: list[tuple[int | str, str]] = []
     for slot, kind in args:

@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.builtins_model import Term, builtin_results, list_builders, mutation
+from rlguard.engine.values import holds_tensors_kind
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Added, FileContext
-    from rlguard.engine.types import _Env
+    from rlguard.engine.values import _Env
 
 # Kinds of the API model whose items are tensors, and what one item is.
 _ITEM_OF_KIND = {"tensor": "tensor", "tensors": "tensor", "tensor_iter": "mixed", "td_iter": "tensordict"}
@@ -153,8 +154,6 @@ def views_items(method: str, shape: tuple[int, tuple] | None) -> bool:
 
 def combined_kind(kinds: list[Any]) -> str | None:
     """One kind for items of these kinds: theirs when they agree, "mixed" when all hold tensors, else None."""
-    from rlguard.engine.types import holds_tensors_kind
-
     if not kinds or any(kind is None for kind in kinds):
         return None
     if all(kind == kinds[0] for kind in kinds):

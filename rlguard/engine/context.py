@@ -13,18 +13,15 @@ from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, FunctionFacts, ProjectIndex
+from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, Flow, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
 from rlguard.engine.member_facts import field_default, forwarded, has_fields, lazily_set, stored_parameter
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.reach import argument_slots
 from rlguard.engine.summaries import parameters_reaching, returned_value
-from rlguard.engine.types import (
-    annotated_tensors,
-    is_tensor_valued,
-    may_be_project,
-)
+from rlguard.engine.class_lookup import may_be_project
+from rlguard.engine.inference import annotated_tensors, is_tensor_valued
 
 if TYPE_CHECKING:
     from rlguard.engine.versions import VersionMap
@@ -56,6 +53,8 @@ class Binding:
     added: list[Added] = field(default_factory=list)
     # A parameter assumed, while a function's summary is computed, to receive a value of this kind.
     assumed: str | None = None
+    # A name bound to a lambda: the qualified name its summary is kept under in the index (``FileFacts.functions``).
+    summary: str | None = None
 
 
 class Added(NamedTuple):
@@ -100,7 +99,7 @@ class Instance:
 
 @dataclass
 class Scope:
-    kind: str  # "module", "class" or "function"
+    kind: str  # "module", "class", "function" or "lambda"
     node: cst.CSTNode | None
     bindings: dict[str, Binding] = field(default_factory=dict)
     class_facts: ClassFacts | None = None  # for class scopes
@@ -141,6 +140,8 @@ class FileContext:
         self._module_binds: dict[str, int] | None = None  # see ``rebound_at_module_level``
         self._versions: VersionMap | None = None
         self._lazy_values: dict[int, frozenset[int]] = {}  # by id of the method (see ``member_facts.lazily_set``)
+        # By id of a lambda: its summary and its scope, until a name is bound to it (``_record_lambda``).
+        self._lambdas: dict[int, tuple[FunctionFacts, Scope]] = {}
 
     # ----- queries for rules -----
     @property
@@ -245,6 +246,18 @@ class FileContext:
     def callee(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the function a Call calls."""
         return self.qualname(node.func) if isinstance(node, cst.Call) else None
+
+    def summarised_callee(self, node: cst.Call) -> str | None:
+        """The qualified name the index keeps the summary of what a call calls under: the function's, a
+        method of ``self``'s class, or the lambda a name is bound to (``dump = lambda d: json.dumps(d)``)."""
+        callee = self.callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
+            cls = self.self_class(node.func.value)
+            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        if callee is None and isinstance(node.func, cst.Name):
+            binding = self.lookup(node.func.value)
+            callee = binding.summary if binding is not None else None
+        return callee
 
     def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
         """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
@@ -428,6 +441,21 @@ class FileContext:
                 scope.bindings[star.name.value] = Binding(opaque=True)
         self.scopes.append(scope)
 
+    def enter_lambda(self, node: cst.Lambda) -> None:
+        """A lambda is a scope: its parameters shadow outer names in its body. Where its parameters go is
+        recorded while its body is walked, in a summary kept until a name is bound to it (``bind``)."""
+        params = node.params
+        ordered = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        kwargs = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+        scope = Scope("lambda", node)
+        for name in ordered:
+            scope.bindings[name] = Binding()
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bindings[star.name.value] = Binding(opaque=True)
+        self.scopes.append(scope)
+        self._lambdas[id(node)] = FunctionFacts("<lambda>", self.path, tuple(ordered), kwargs), scope
+
     def leave_scope(self) -> None:
         self.scopes.pop()
 
@@ -436,6 +464,8 @@ class FileContext:
         if isinstance(target, cst.Name):
             bindings = self.scopes[-1].bindings
             bindings[target.value] = Binding(value=value, annotation=annotation, previous=bindings.get(target.value))
+            if isinstance(value, cst.Lambda):
+                bindings[target.value].summary = self._record_lambda(target.value, value)
             if annotation is not None and self.scopes[-1].kind == "class":  # a field: ``loss: Tensor`` in a dataclass
                 self._record_field(target.value, value, annotation)
         elif isinstance(target, cst.Subscript) and value is not None:  # ``metrics[k] = v``
@@ -457,6 +487,24 @@ class FileContext:
             attr = self.is_self_attr(target)
             if attr is not None:
                 self._record_attr(attr, value, annotation)
+
+    def _record_lambda(self, name: str, node: cst.Lambda) -> str | None:
+        """Keep the summary of a lambda bound to a name at module level or in a module-level function or a
+        method (``main.<locals>.dump``), under the qualified name callers reach it by; None elsewhere."""
+        found = self._lambdas.pop(id(node), None)
+        if found is None or self.scopes[-1].kind == "class":
+            return None
+        owner = self._function_facts() if len(self.scopes) > 1 else None
+        if len(self.scopes) > 1 and owner is None:
+            return None
+        facts, scope = found
+        facts.qualname = f"{owner.qualname}.<locals>.{name}" if owner is not None else \
+            f"{self.module}.{name}" if self.module else name
+        self.scopes.append(scope)  # what its body gives, typed in its own scope again
+        facts.typed.append(returned_value(node.body, self, facts.params))
+        self.scopes.pop()
+        self.facts.functions[facts.qualname] = facts
+        return facts.qualname
 
     def record_return(self, node: cst.Return) -> None:
         """What a module-level function or a method returns: the calls that build it (factories, for
@@ -515,12 +563,10 @@ class FileContext:
     def record_flow(self, node: cst.Call) -> None:
         """Where the function being walked sends its parameters (``FunctionFacts.flows``): into a rule's
         sink, or on to another function of the project as they are."""
-        if len(self.scopes) < 2 or self.scopes[-1].kind != "function" or self.scopes[-2].kind == "function":
+        facts = self._flow_facts()
+        if facts is None:
             return
-        callee = self.callee(node)
-        if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
-            cls = self.self_class(node.func.value)
-            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        callee = self.summarised_callee(node)
         if callee is None:
             return
         sinks = self.sinks
@@ -530,9 +576,17 @@ class FileContext:
         if self.scopes[-1].branches:  # a branch or loop may not run it
             return
         if callee in sinks:
-            self._record_sink(node, callee, sinks[callee])
+            self._record_sink(node, callee, sinks[callee], facts)
         else:
-            self._record_forwards(node, callee)
+            self._record_forwards(node, callee, facts)
+
+    def _flow_facts(self) -> FunctionFacts | None:
+        """The summary the flows of the body being walked go to: a module-level function's, a method's,
+        or a lambda's (directly in it: a lambda in a lambda is not followed)."""
+        if self.scopes[-1].kind == "lambda":
+            found = self._lambdas.get(id(self.scopes[-1].node))
+            return found[0] if found is not None else None
+        return self._function_facts()
 
     def enter_branch(self, _node: cst.CSTNode) -> None:
         self.scopes[-1].branches += 1
@@ -540,27 +594,24 @@ class FileContext:
     def leave_branch(self, _node: cst.CSTNode) -> None:
         self.scopes[-1].branches -= 1
 
-    def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...]) -> None:
+    def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...], facts: FunctionFacts) -> None:
         if any(arg.star for arg in node.args) or any(
                 arg.keyword is not None and arg.keyword.value in escapes for arg in node.args) or not node.args:
             return
         payload = node.args[0].value if node.args[0].keyword is None else None
-        facts = self._function_facts()
-        if payload is None or facts is None:
+        if payload is None:
             return
-        for param in parameters_reaching(payload, self, (*facts.params, *filter(None, [facts.kwargs]))):
-            if (param, callee, None) not in facts.flows:
-                facts.flows.append((param, callee, None))
+        for param, kind, when in parameters_reaching(payload, self, (*facts.params, *filter(None, [facts.kwargs]))):
+            flow = Flow(param, callee, None, kind, when)
+            if flow not in facts.flows:
+                facts.flows.append(flow)
 
-    def _record_forwards(self, node: cst.Call, callee: str) -> None:
-        facts = self._function_facts()
-        if facts is None:
-            return
+    def _record_forwards(self, node: cst.Call, callee: str, facts: FunctionFacts) -> None:
         names = (*facts.params, *filter(None, [facts.kwargs]))
         for slot, value in argument_slots(node):
             if isinstance(value, cst.Name) and value.value in names and self._is_parameter(value.value):
-                if (value.value, callee, slot) not in facts.flows:
-                    facts.flows.append((value.value, callee, slot))
+                if Flow(value.value, callee, slot) not in facts.flows:
+                    facts.flows.append(Flow(value.value, callee, slot))
 
     def _record_passes(self, node: cst.Call, callee: str) -> None:
         """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
@@ -872,7 +923,6 @@ def _bound_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return _bound_names(target.value)
     return []
-
 
 
 # Decorators (bare or called) that leave what a call returns as the body returns it (a property: what

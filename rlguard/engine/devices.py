@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from rlguard.engine.lazy import cst
-from rlguard.engine.types import keyword, positional
+from rlguard.engine.matching import keyword, positional
 
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext

@@ -20,7 +20,7 @@ class AttrFact(NamedTuple):
     # The class of the value: the call that built it (a class, or a function or method of the project,
     # whose returns the index follows), or the one type its annotation admits; None when unknown.
     callee: str | None
-    tensor: bool = False  # the value is tensor-valued (see engine.types)
+    tensor: bool = False  # the value is tensor-valued (see engine.inference)
     # A container literal (``{"cam": threading.Lock()}``, ``[a, b]``, ``dict(...)``): (where in it, as
     # ``["cam"]`` or ``[0]``, the call that built that item), for the items calls build.
     items: tuple[tuple[str, str], ...] = ()
@@ -83,11 +83,11 @@ class Built(NamedTuple):
 class Returned(NamedTuple):
     """What one ``return`` statement gives, as the engine typed it in the function's own scope."""
 
-    kind: str | None = None  # a value kind of engine.types ("tensor", "holds", "tensordict", ...); None: unknown
+    kind: str | None = None  # a value kind of engine.values ("tensor", "holds", "tensordict", ...); None: unknown
     # The class the value is an instance of (the call that built it, or its annotation), or the project
     # function or method whose result it is (followed through the index); None when unknown.
     built: str | None = None
-    # The value is a TensorDict built in this function with no device (see ``engine.types.unplaced_tensordict``).
+    # The value is a TensorDict built in this function with no device (see ``engine.tensordicts.unplaced_tensordict``).
     unplaced: bool = False
     # When ``kind`` is unknown: (parameter, kind it is given, kind the value then has), for the parameters
     # that decide it (``return (pred - target).pow(2).mean()`` is a tensor when ``pred`` is one).
@@ -95,6 +95,25 @@ class Returned(NamedTuple):
     # The type of container the value is built as, where it is a new one ("dict", "list", "tuple", "set"):
     # iterating a dict gives its keys, not what it holds.
     container: str | None = None
+
+
+ANY_KIND = "*"  # an argument kind ``reaches_sink`` matches with every flow into a sink
+
+
+class Flow(NamedTuple):
+    """Where a parameter of a function goes (``FunctionFacts.flows``)."""
+
+    param: str
+    callee: str
+    # None: ``param``, given a value of the summary kind ``kind`` (``engine.values.SUMMARY_KINDS``; the
+    # ``**kwargs`` parameter: "holds-dict", given any keyword holding tensors), makes the first argument of
+    # ``callee``, a rule's sink (``Rule.sinks``), hold tensors; when ``when`` is not empty, only if one of
+    # its conditions holds (``engine.conditions``: what a project call the value passes through gives).
+    # Otherwise: it is passed on as is to the project callable ``callee`` at that position or keyword
+    # ("**": as ``**kwargs``).
+    slot: int | str | None
+    kind: str | None = None
+    when: frozenset[Any] = frozenset()
 
 
 class FunctionFacts:
@@ -109,10 +128,7 @@ class FunctionFacts:
         # then the keyword-only ones; and the ``**kwargs`` parameter, which takes the other keywords.
         self.params = params
         self.kwargs = kwargs
-        # Where parameters go: (parameter, callee, slot). Slot None: the parameter, given a tensor, makes
-        # the first argument of ``callee``, a rule's sink (``Rule.sinks``), hold one. Otherwise it is passed
-        # on as is to the project callable ``callee`` at that position or keyword ("**": as ``**kwargs``).
-        self.flows: list[tuple[str, str, int | str | None]] = []
+        self.flows: list[Flow] = []  # where parameters go: into a rule's sink, or on to another callable
         # Parameters handed as they are to a callable outside the project: (parameter, callee, keyword), the
         # keyword "**" for a ``**kwargs`` parameter passed on whole (``ReplayBuffer(..., **kwargs)``).
         self.passes: list[tuple[str, str, str]] = []
@@ -250,7 +266,7 @@ class ProjectIndex:
 
     def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = (),
                       args: tuple[tuple[int | str, str], ...] = ()) -> str | None:
-        """The value kind (engine.types) every ``return`` of the project function or method gives, for a
+        """The value kind (engine.values) every ``return`` of the project function or method gives, for a
         call passing ``args`` ((position or keyword, kind) of the arguments whose kind is known); None when
         any return is unknown or they differ (recursion and cycles count as unknown)."""
         kinds = self._every_return(qualname, near, seen, lambda function, returned: _given_kind(
@@ -265,21 +281,27 @@ class ProjectIndex:
         return types[0] if types and len(set(types)) == 1 else None
 
     def reaches_sink(self, qualname: str, args: tuple[tuple[int | str, str], ...], near: str = "",
+                     holds: Callable[[frozenset[Any], str], bool] = lambda when, path: not when,
                      seen: tuple[str, ...] = ()) -> tuple[int | str, str] | None:
-        """(the argument, the sink) when an argument a call of the project function or method passes
-        (``args``: position or keyword, kind) reaches a rule's sink inside it, or in what it calls."""
+        """(the argument, the sink) when an argument a call of the project function, method or lambda passes
+        (``args``: position or keyword, summary kind or ``ANY_KIND``) reaches a rule's sink inside it, or in
+        what it calls. ``holds`` answers a flow's conditions, asked in the file of the function
+        (``engine.conditions``)."""
         function = self.get_function(qualname, near)
         if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
             return None
         for slot, kind in args:
             param = _parameter(function, slot)
-            for name, callee, onward in function.flows:
-                if name != param:
+            for flow in function.flows:
+                if flow.param != param:
                     continue
-                if onward is None:
-                    return slot, callee
-                passed = slot if onward == "**" else onward
-                found = self.reaches_sink(callee, ((passed, kind),), function.path, seen + (function.qualname,))
+                if flow.slot is None:  # the sink: reached when given this kind (any, through ``**kwargs``)
+                    if (kind in (flow.kind, ANY_KIND) or param == function.kwargs) and holds(flow.when, function.path):
+                        return slot, flow.callee
+                    continue
+                passed = slot if flow.slot == "**" else flow.slot
+                found = self.reaches_sink(flow.callee, ((passed, kind),), function.path, holds,
+                                          seen + (function.qualname,))
                 if found is not None:
                     return slot, found[1]
         return None
@@ -298,11 +320,11 @@ class ProjectIndex:
             passed = slot if keyword == "**" else keyword  # in ``**kwargs``, an argument keeps its keyword
             if name == param and isinstance(passed, str) and accept(callee, passed):
                 return callee
-        for name, callee, onward in function.flows:
-            if name != param or onward is None:
+        for flow in function.flows:
+            if flow.param != param or flow.slot is None:
                 continue
-            passed = slot if onward == "**" else onward
-            found = self.argument_reaches(callee, passed, accept, function.path, seen + (function.qualname,))
+            passed = slot if flow.slot == "**" else flow.slot
+            found = self.argument_reaches(flow.callee, passed, accept, function.path, seen + (function.qualname,))
             if found is not None:
                 return found
         return None

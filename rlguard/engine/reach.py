@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.apimodel import model
-from rlguard.engine.types import attr_facts, keyword, positional
+from rlguard.engine.class_lookup import attr_facts
+from rlguard.engine.matching import keyword, positional
 
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext, Shadow

@@ -1,6 +1,7 @@
 """Summaries of functions, computed while a file is walked and kept with its facts: what each
 ``return`` gives (``Returned``), also when a parameter is given a tensor or a TensorDict
-(``Returned.given``), and which parameters make a rule's sink hold tensors (``FunctionFacts.flows``).
+(``Returned.given``), and which parameters, given which kinds, make a rule's sink hold tensors
+(``FunctionFacts.flows``).
 
 A parameter is given a kind on the binding it made (``Binding.assumed``), so a name rebound in the body
 reads its new value.
@@ -16,7 +17,9 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.containers import container_kind
 from rlguard.engine.index import Returned
-from rlguard.engine.types import _HOLDS_TENSORS, SUMMARY_KINDS, _Env, _Inference, unplaced_tensordict
+from rlguard.engine.inference import _Inference
+from rlguard.engine.tensordicts import unplaced_tensordict
+from rlguard.engine.values import _HOLDS_TENSORS, SUMMARY_KINDS, Condition, Leaf, _Env
 
 if TYPE_CHECKING:
     from rlguard.engine.context import Binding, FileContext
@@ -100,18 +103,39 @@ def _returned_kind(inference: _Inference, node: cst.BaseExpression, env: _Env) -
     return None
 
 
-def parameters_reaching(payload: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...]) -> list[str]:
-    """The parameters of the function being walked that make ``payload`` hold tensors when given them
-    (a ``**kwargs`` parameter: a dict of tensors), where it holds none otherwise."""
-    inference = _Inference(ctx, deferred=False)
-    if any(leaf.certain for leaf in inference.leaves(payload, {}, 0, (), (), True, True)):
+def parameters_reaching(payload: cst.BaseExpression, ctx: FileContext,
+                        params: tuple[str, ...]) -> list[tuple[str, str, frozenset[Condition]]]:
+    """(parameter, kind, conditions) for the parameters of the function being walked that make ``payload``
+    hold tensors when given a value of that kind (``SUMMARY_KINDS``; a ``**kwargs`` parameter:
+    "holds-dict", a dict of tensors), where it holds none otherwise: certainly (no conditions), or when one
+    of the conditions the value gained on its way holds (``scale(x)``: what a project call gives it)."""
+    inference = _Inference(ctx, deferred=True)
+    unassumed = inference.leaves(payload, {}, 0, (), (), True, True)
+    if any(leaf.certain for leaf in unassumed):
         return []  # tensors whatever the arguments: the rule reports the call itself
-    found = []
-    for param, binding in _parameter_bindings(ctx, params):
-        with _assuming([(binding, "holds" if binding.opaque else "tensor")]):  # ``**kwargs`` is bound opaque
-            if any(leaf.certain for leaf in inference.leaves(payload, {}, 0, (), (), True, True)):
-                found.append(param)
+    known = frozenset().union(*(leaf.when for leaf in unassumed))  # the rule asks about these itself
+    considered = _parameter_bindings(ctx, params)
+    found: list[tuple[str, str, frozenset[Condition]]] = []
+    for assumed in SUMMARY_KINDS:
+        kinds = [(binding, "holds-dict" if binding.opaque else assumed) for _, binding in considered]
+        with _assuming(kinds):  # one pass with every parameter given the kind first: most payloads hold none
+            if _reaching(inference.leaves(payload, {}, 0, (), (), True, True), known) is None:
+                continue
+        for (param, binding), (_, kind) in zip(considered, kinds, strict=True):
+            with _assuming([(binding, kind)]):  # ``**kwargs`` is bound opaque: a dict of what the keywords pass
+                when = _reaching(inference.leaves(payload, {}, 0, (), (), True, True), known)
+            if when is not None and (param, kind, when) not in found:
+                found.append((param, kind, when))
     return found
+
+
+def _reaching(leaves: list[Leaf], known: frozenset[Condition]) -> frozenset[Condition] | None:
+    """The conditions under which these parts hold tensors because of an assumed parameter: none when
+    one certainly does; None when none does, or only under conditions that hold whatever it is given."""
+    if any(leaf.certain for leaf in leaves):
+        return frozenset()
+    gained = frozenset().union(*(leaf.when for leaf in leaves)) - known
+    return gained or None
 
 
 def _parameter_bindings(ctx: FileContext, params: tuple[str, ...]) -> list[tuple[str, Binding]]:

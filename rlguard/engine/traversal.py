@@ -159,18 +159,19 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def leave_lambda(_node: cst.Lambda) -> None:
         ctx.lambdas.pop()
 
-    branching = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
+    # Statements and expressions whose parts run on some paths only (``FileContext.enter_branch``).
+    branching = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.IfExp, cst.BooleanOperation)
     visits: dict[type, list[Handler]] = {
         cst.Import: [ctx.imports.add_import],
         cst.ImportFrom: [ctx.imports.add_import_from],
         cst.ClassDef: [ctx.enter_class],
         cst.FunctionDef: [ctx.enter_function],
+        cst.Lambda: [ctx.enter_lambda, ctx.lambdas.append],
         cst.For: [for_loop],
         cst.Call: [ctx.record_mutation, ctx.record_flow],
         cst.CompFor: [opaque_target],
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],
-        cst.Lambda: [ctx.lambdas.append],
         cst.Return: [ctx.record_return],
         cst.Yield: [ctx.record_yield],
     }
@@ -179,11 +180,11 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     leaves: dict[type, list[Handler]] = {
         cst.ClassDef: [leave_scope],
         cst.FunctionDef: [leave_scope],
+        cst.Lambda: [leave_lambda, leave_scope],
         cst.Assign: [assign],
         cst.AnnAssign: [ann_assign],
         cst.AugAssign: [ctx.record_augmented],
         cst.NamedExpr: [named_expr],
-        cst.Lambda: [leave_lambda],
     }
     for statement in branching:
         leaves[statement] = [*leaves.get(statement, ()), ctx.leave_branch]

@@ -18,7 +18,7 @@ from rlguard.engine.apimodel import KIND_PACKAGES, class_names, model
 
 # The default target lives in the engine; rules and tests read it here too.
 from rlguard.engine.target import NEWEST_KNOWN_TORCHRL as NEWEST_KNOWN_TORCHRL
-from rlguard.engine.types import is_tensordict_class as is_tensordict_class
+from rlguard.engine.tensordicts import is_tensordict_class as is_tensordict_class
 from rlguard.engine.target import REMOVED_API_FILE as REMOVED_API_FILE, removed_api_table
 
 # Collector renames (0.11), with the old names removed in 0.13.

@@ -42,12 +42,7 @@ from rlguard.rules.data import (
     is_torchrl_loss,
 )
 from rlguard.engine.containers import literal_items
-from rlguard.engine.types import (
-    has_star_kwargs,
-    is_none,
-    keyword,
-    positional,
-)
+from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
 
 DEEPCOPY = "copy.deepcopy"
 COLLECTOR_PREFIX = "torchrl.collectors."

@@ -25,7 +25,7 @@ from rlguard.rules.data import (
     is_torchrl_loss,
     recurrent_module_names,
 )
-from rlguard.engine.types import method_call
+from rlguard.engine.matching import method_call
 from rlguard.fix import recurrent_mode as planner
 from rlguard.fix.recurrent_mode import METHOD, code_text, short_text
 

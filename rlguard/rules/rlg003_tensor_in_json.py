@@ -8,24 +8,15 @@ from collections.abc import Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.conditions import condition_kind
+from rlguard.engine.conditions import condition_kind, sink_reached
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
-from rlguard.engine.types import (
-    AttrTorchMethod,
-    Condition,
-    Leaf,
-    TorchMethod,
-    argument_kinds,
-    may_be_project,
-    has_star_kwargs,
-    is_none,
-    keyword,
-    positional,
-    tensor_leaves,
-)
+from rlguard.engine.class_lookup import may_be_project
+from rlguard.engine.inference import argument_kinds, tensor_leaves
+from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
+from rlguard.engine.values import ArgKinds, AttrTorchMethod, Condition, Leaf, TorchMethod
 from rlguard.engine.names import loaded_names
 
 _SHOWN_PARTS = 3  # parts named in a message before "and N more"
@@ -50,7 +41,7 @@ class PassedToEncoder(Requirement):
     encoder inside it, or in what it calls (see ``ProjectIndex.reaches_sink``)."""
 
     callee: str
-    argument: tuple[tuple[int | str, str], ...]
+    argument: ArgKinds  # one argument: its position or keyword, and its kind (or what the index answers)
     part: str
 
 
@@ -81,8 +72,10 @@ class TensorInJson(Rule):
         "on (`max`, `min`, `sum`, `sorted`, `reversed`, `abs`, ..., as typeshed's stubs describe them), the "
         "fields of a dataclass (`dataclasses.asdict`), and the functions, methods and `nn.Module`s of the "
         "project in any file (calling a module runs its `forward`), given the kinds of the arguments they "
-        "are passed. A tensor passed to a function of the project that hands it to an encoder is reported "
-        "where it is passed.\n\n"
+        "are passed. A tensor, or a dict or list of tensors, passed to a function, method or lambda of the "
+        "project (in any file) that hands it to an encoder, itself or through what it calls, is reported "
+        "where it is passed: `log(**fields)` dumping `fields` given `loss=t`, `dump = lambda d: json.dumps(d)` "
+        "given `{\"loss\": t}`.\n\n"
         "A part of the payload is tensor-valued when it is a `torch.*` factory or math op "
         "(`torch.tensor`, `torch.stack`, `torch.exp`, ...), a tensor method that returns a tensor "
         "(`sum`, `mean`, `max`, `detach`, `cpu`, `clone`, `to`, ...) on a tensor, `model.parameters()` "
@@ -110,8 +103,9 @@ class TensorInJson(Rule):
         "encode, so values it encoded before are written as before, and each tensor (or TensorDict) "
         "becomes a number or nested list. This is safe for the same reason: the call raised `TypeError` "
         "before.\n\n"
-        "A tensor passed to a function that dumps it (`log(loss=t)`) gets `.tolist()` where it is passed; "
-        "that fix is unsafe, since the function may also use the value as a tensor.\n\n"
+        "A tensor passed to a function that dumps it (`log(loss=t)`) gets `.tolist()` where it is passed, and "
+        "so does each tensor of a dict or list passed (`dump({\"loss\": t})`), when they are written in the "
+        "same scope; that fix is unsafe, since the function may also use the value as a tensor.\n\n"
         "No fix for `parameters()` and `state_dict()` payloads (save them with `torch.save`), and for "
         "sets and generators (JSON cannot encode them anyway)."
     )
@@ -251,6 +245,22 @@ class TensorInJson(Rule):
             note="A tensor passed to a function that hands it to an encoder is reported where it is passed.",
         ),
         Example(
+            "import json\n\nimport torch\n\n\ndef save(metrics, path):\n"
+            "    with open(path, \"w\") as f:\n"
+            "        json.dump(metrics, f)\n\n\n"
+            "losses = torch.rand(8)\n"
+            "save({\"loss\": losses.mean(), \"step\": 10}, \"metrics.json\")\n",
+            fixed="import json\n\nimport torch\n\n\ndef save(metrics, path):\n"
+            "    with open(path, \"w\") as f:\n"
+            "        json.dump(metrics, f)\n\n\n"
+            "losses = torch.rand(8)\n"
+            "save({\"loss\": losses.mean().tolist(), \"step\": 10}, \"metrics.json\")\n",
+            unsafe=True,
+            message="`save` passes `{\"loss\": losses.mean(), \"step\": 10}` to `json.dump`",
+            note="A dict or list of tensors passed to a function (or lambda) that dumps it: its tensors are "
+                 "converted where they are written.",
+        ),
+        Example(
             "import orjson\nimport torch\n\nlogits = torch.randn(4, 6)\n"
             "payload = orjson.dumps({\"action\": torch.argmax(logits, dim=-1)})\n",
             fixed="import orjson\nimport torch\n\nlogits = torch.randn(4, 6)\n"
@@ -319,12 +329,10 @@ class TensorInJson(Rule):
         self._dumps.append(_Dump(node, encoder, leaves, dominated, scope))
 
     def _passed_on(self, node: cst.Call) -> None:
-        """A tensor passed to a function of the project that hands it to an encoder (``log(loss=t)`` with
-        ``def log(**kw): json.dumps(kw)``): reported here, where the tensor is, once the index confirms it."""
-        callee = self.ctx.callee(node)
-        if callee is None and isinstance(node.func, cst.Attribute):
-            cls = self.ctx.self_class(node.func.value)
-            callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+        """A tensor (or a container of tensors) passed to a function or lambda of the project that hands
+        it to an encoder (``log(loss=t)`` with ``def log(**kw): json.dumps(kw)``): reported here, where the
+        tensor is, once the index confirms it."""
+        callee = self.ctx.summarised_callee(node)
         if callee is None or not may_be_project(callee):
             return
         kinds = argument_kinds(node, self.ctx)
@@ -333,12 +341,23 @@ class TensorInJson(Rule):
         arguments = _arguments(node)
         for slot, kind in kinds:
             argument = arguments[slot]
-            edits = (Edit(argument, _tolist(argument)),) if kind == "tensor" else ()
-            fix = Fix("unsafe", f"Convert `{_code(argument)}` with `.tolist()`; the function may also use it as "
-                                "a tensor", edits) if edits else None
             requirement = PassedToEncoder(callee, ((slot, kind),), f"`{_code(argument)}`")
             self.report(argument, f"`{callee.rpartition('.')[2]}` passes {{part}} to `{{sink}}`, which raises "
-                                  "TypeError on torch tensors", remedy="{advice}", fix=fix, requires=(requirement,))
+                                  "TypeError on torch tensors", remedy="{advice}", fix=self._passed_fix(argument),
+                        requires=(requirement,))
+
+    def _passed_fix(self, argument: cst.BaseExpression) -> Fix | None:
+        """``.tolist()`` on each tensor of an argument, where every one is visible in this scope (the
+        argument, or the parts of a dict or list literal it is, or is bound to); unsafe, since the
+        function may also use the value as a tensor."""
+        leaves = _unique(tensor_leaves(argument, self.ctx))
+        if not leaves or not all(leaf.kind == "tensor" and leaf.local and leaf.encodable
+                                 and all(self._dominates(binding) for binding in leaf.bindings) for leaf in leaves):
+            return None
+        parts = ", ".join(f"`{_code(leaf.node)}`" for leaf in leaves[:_SHOWN_PARTS])
+        more = f" and {len(leaves) - _SHOWN_PARTS} more" if len(leaves) > _SHOWN_PARTS else ""
+        return Fix("unsafe", f"Convert {parts}{more} with `.tolist()`; the function may also use it as a tensor",
+                   tuple(Edit(leaf.node, _tolist(leaf.node)) for leaf in leaves))
 
     def _dominates(self, binding) -> bool:
         """The binding's assignment sits in the current block or one enclosing it (so it ran first)."""
@@ -400,10 +419,11 @@ class TensorInJson(Rule):
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         if isinstance(requirement, PassedToEncoder):
-            reached = index.reaches_sink(requirement.callee, requirement.argument, path)
+            reached = sink_reached(index, requirement.callee, requirement.argument, path)
             if reached is None:
                 return None
-            return {"part": requirement.part, "sink": reached[1], "advice": _advice([requirement.argument[0][1]])}
+            (_, argument_kind), sink = reached
+            return {"part": requirement.part, "sink": sink, "advice": _advice([argument_kind])}
         if not isinstance(requirement, TensorLeaf):
             return super().resolve(requirement, index, path, options)
         kind = condition_kind(requirement.condition, index, path)

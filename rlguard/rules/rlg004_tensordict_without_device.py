@@ -32,7 +32,8 @@ from rlguard.rules.data import (
     is_torchrl_transform,
     torchrl_transform_names,
 )
-from rlguard.engine.types import has_star_kwargs, is_none, keyword, may_be_project, positional
+from rlguard.engine.class_lookup import may_be_project
+from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
 
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext

@@ -20,7 +20,7 @@ from rlguard.rules.data import (
     is_torchrl_trainer,
     trainer_hooks_for,
 )
-from rlguard.engine.types import keyword, positional
+from rlguard.engine.matching import keyword, positional
 
 @dataclass(frozen=True)
 class IsTrainer(Requirement):

@@ -7,13 +7,7 @@ import textwrap
 import libcst as cst
 
 from rlguard.engine.names import loaded_names
-from rlguard.engine.types import (
-    has_star_kwargs,
-    is_none,
-    keyword,
-    method_call,
-    positional,
-)
+from rlguard.engine.matching import has_star_kwargs, is_none, keyword, method_call, positional
 
 
 # ----- call helpers -----

@@ -1,7 +1,9 @@
 """RLG003 over generated programs: a tensor reaching ``json.dumps`` through any chain of the value
 model's constructs, up to a fixed depth, is reported; the same chain with the tensor converted first
 (``.item()``, ``.tolist()``, ``float()``) is not. Each program is run: the first raises TypeError, the
-second runs.
+second runs. The chain may end inside a function, a lambda or a ``**kwargs`` function of the project
+that dumps what it is given (after steps of its own, or through another function it passes it to):
+the finding is then at the call.
 
 CI draws a fixed set of programs (``derandomize``), so a run never fails on a newly drawn example. To
 explore new random programs, and more of them, set ``RLGUARD_HYPOTHESIS_EXAMPLES``::
@@ -89,6 +91,17 @@ CONSTRUCTS: dict[str, list[tuple[str, str, str]]] = {
     ],
 }
 CONVERSIONS = ["{t}.item()", "{t}.tolist()", "float({t})"]
+# Where the chain meets ``json.dumps``: at module level, or in a callee given the value there
+# (``{p}``: the name the callee's steps read, ``{last}``: the name they give). "function" and "forward"
+# take the steps after the split into their body; a lambda and a ``**kwargs`` function take none.
+SINKS = {
+    "direct": ("", "out = json.dumps({last})"),
+    "function": ("def sink({p}):\n{steps}\n    return json.dumps({last})\n", "out = sink({p})"),
+    "forward": ("def dump({p}):\n{steps}\n    return json.dumps({last})\n\n\ndef sink(value):\n    return dump(value)\n",
+                "out = sink({p})"),
+    "lambda": ("sink = lambda value: json.dumps(value)\n", "out = sink({p})"),
+    "kwargs": ("def sink(**fields):\n    return json.dumps(dict(**fields))\n", "out = sink(step=1, value={p})"),
+}
 
 
 @st.composite
@@ -105,14 +118,24 @@ def chains(draw):
         statements.append(statement.format(v=name, p=previous, i=step))
         previous = name
     conversion = draw(st.sampled_from(CONVERSIONS))
-    return definitions, statements, previous, conversion
+    sink = draw(st.sampled_from(sorted(SINKS)))
+    split = draw(st.integers(min_value=0, max_value=depth)) if sink in ("function", "forward") else depth
+    return definitions, _sunk(statements, split, sink), previous, conversion
+
+
+def _sunk(statements: list[str], split: int, sink: str) -> list[str]:
+    """The chain's statements with its end at the sink: those after ``split`` move into the callee."""
+    given = f"v{split - 1}" if split else "start"
+    last = f"v{len(statements) - 1}" if statements else "start"
+    steps = textwrap.indent("\n".join(statements[split:]), "    ") or "    pass"
+    definition, call = SINKS[sink]
+    return [*statements[:split], definition.format(p=given, steps=steps, last=last), call.format(p=given, last=last)]
 
 
 def _program(definitions, statements, last, start: str) -> str:
     header = "import dataclasses\nimport json\nfrom dataclasses import dataclass\n\nimport torch\n\n"
     body = "\n".join(d for d in definitions if d)
-    return header + body + f"\n\nt = torch.tensor(1.5)\nstart = {start}\n" + "\n".join(statements) + \
-        f"\nout = json.dumps({last})\n"
+    return header + body + f"\n\nt = torch.tensor(1.5)\nstart = {start}\n" + "\n".join(statements) + "\n"
 
 
 def _rlg003(source: str) -> list:
@@ -148,7 +171,7 @@ def test_the_generator_reaches_every_construct():
 @pytest.mark.parametrize("statement", [textwrap.dedent(s) for _, _, s in CONSTRUCTS["any"]])
 def test_each_construct_alone_on_a_tensor(statement):
     definitions = [d.format(i=0) for _, d, s in CONSTRUCTS["any"] if s == statement]
-    source = _program(definitions, [statement.format(v="v0", p="start", i=0)], "v0", "t")
+    source = _program(definitions, _sunk([statement.format(v="v0", p="start", i=0)], 1, "direct"), "v0", "t")
     with pytest.raises(TypeError):
         run_as_module(source)
     assert _rlg003(source), source
