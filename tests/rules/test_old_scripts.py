@@ -3,7 +3,9 @@
 Each fixture in tests/fixtures/old_scripts/ is a pytorch/rl tutorial or sota script from an old tag
 (``git archive <tag>``), one file or a folder (its entry is the file that runs ``__main__``), reduced in
 size with the edits its headers list; none touches the torchrl API it was written against. Each is
-fixed with the real CLI, checked clean, and run to its end in a fresh interpreter. A script blocked by
+fixed with the real CLI, checked clean, and run to its end in a fresh interpreter, one thread per
+process. Scripts on gymnasium's environments (``NEEDS``: the test extra) are skipped without them, saying
+which package is missing. A script blocked by
 something outside rlguard's reach is listed in ``BLOCKED`` with why; one that rlguard does not yet fix
 whole is in ``KNOWN_GAPS``: it must still fail after the fix (then it is reported as xfail), so
 closing the gap fails the test until the entry goes.
@@ -39,13 +41,20 @@ KNOWN_GAPS: dict[str, str] = {
                           "MultiaSyncDataCollector at module level with no `__main__` guard, so each worker re-runs "
                           "the script and fails, and the parent waits for it (the run ends at the time limit). "
                           "No rlguard rule knows the change of start method",
+    "ppo_v0_1": "the v0.1 layout of `env.specs` (`specs[\"input_spec\"][\"action\"]`, "
+                "`specs[\"output_spec\"][\"observation\"]`; now under `full_action_spec` and "
+                "`full_observation_spec`) is not in the table, and `NormalParamWrapper(net)` (whose constructor only "
+                "raises since 0.7) is flagged without a fix (upstream: `nn.Sequential(net, NormalParamExtractor())`)",
 }
 # The environments' packages a script needs (the test extra: gymnasium with its classic-control and mujoco
 # extras): without them it is skipped, saying which is missing.
 NEEDS: dict[str, tuple[str, ...]] = {
+    "coding_ddpg_v0_4.py": ("gymnasium", "mujoco"),
     "coding_dqn_v0_2.py": ("gymnasium", "pygame"),
     "dqn_v0_3": ("gymnasium",),
+    "ppo_v0_1": ("gymnasium", "mujoco"),
     "ppo_v0_7": ("gymnasium", "mujoco"),
+    "crossq_v0_5": ("gymnasium", "mujoco"),
     "sac_v0_3": ("gymnasium", "mujoco"),
     "td3_v0_3": ("gymnasium", "mujoco"),
 }
@@ -109,7 +118,7 @@ def test_old_script_runs_after_the_fix(tmp_path, script):
     fixed = _rlguard("fix", "--unsafe-fixes", "--no-cache", ".", cwd=str(tmp_path))
     assert fixed.returncode in (0, 1), fixed.stderr
     check = _rlguard("check", "--no-cache", "--select", "RLG006,RLG007", ".", cwd=str(tmp_path))
-    assert check.returncode == 0, check.stdout
+    assert check.returncode == 0 or script in KNOWN_GAPS, check.stdout  # a gap may be a finding with no fix
     status, stderr = _run(entry, tmp_path)
     if script in KNOWN_GAPS:
         assert status != 0, f"{script} runs after the fix: take it off KNOWN_GAPS"
