@@ -49,6 +49,7 @@ KNOWN_GAPS: dict[str, str] = {
 # The environments' packages a script needs (the test extra: gymnasium with its classic-control and mujoco
 # extras): without them it is skipped, saying which is missing.
 NEEDS: dict[str, tuple[str, ...]] = {
+    "a2c_v0_4": ("gymnasium", "mujoco"),
     "coding_ddpg_v0_4.py": ("gymnasium", "mujoco"),
     "coding_dqn_v0_2.py": ("gymnasium", "pygame"),
     "dqn_v0_3": ("gymnasium",),
