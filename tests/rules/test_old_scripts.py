@@ -23,6 +23,7 @@ import sys
 import pytest
 
 from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+from tests.old_release import old_stack
 
 torchrl = pytest.importorskip("torchrl")
 if tuple(int(p) for p in torchrl.__version__.split(".")[:2]) != NEWEST_KNOWN_TORCHRL[:2]:
@@ -59,6 +60,15 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "sac_v0_3": ("gymnasium", "mujoco"),
     "td3_v0_3": ("gymnasium", "mujoco"),
 }
+# Scripts whose original runs on its own release: torchrl and tensordict of the tag's minor release (its last
+# patch, whose wheel the removed-API table reads), beside the tested torch,
+# and the other packages that release needs in place of this environment's (torchrl 0.7 refuses gymnasium 1.x).
+# The others cannot: torchrl 0.1 to 0.5 need a tensordict (up to 0.5) that imports
+# torch.multiprocessing.reductions.ForkingPickler, which torch 2.13 no longer has, and older torch wheels
+# are CUDA builds of gigabytes.
+OWN_RELEASE: dict[str, tuple[tuple[str, str], ...]] = {
+    "ppo_v0_7": (("torchrl", "0.7.2"), ("tensordict", "0.7.2"), ("gymnasium", "0.29.1")),
+}
 # A script that has not ended by then counts as failed (an exception with ParallelEnv workers alive can hang).
 TIMEOUT_S = 300
 # One thread per process: a script's env workers and its trainer each take every core otherwise, and on a
@@ -66,11 +76,12 @@ TIMEOUT_S = 300
 _ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
-def _run(entry: str, cwd) -> tuple[int | None, str]:
+def _run(entry: str, cwd, paths: list[str] | None = None) -> tuple[int | None, str]:
     """The script's exit status (None: it hung) and the end of its stderr; its whole process group goes
-    when it ends or hangs, workers included."""
-    process = subprocess.Popen([sys.executable, entry], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True, env=_ENV)
+    when it ends or hangs, workers included. With ``paths`` (``old_stack``), on that old stack."""
+    isolation, env = (["-S"], {**_ENV, "PYTHONPATH": os.pathsep.join(paths)}) if paths else ([], _ENV)
+    process = subprocess.Popen([sys.executable, *isolation, entry], cwd=cwd, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
     try:
         _, stderr = process.communicate(timeout=TIMEOUT_S)
         return process.returncode, stderr[-3000:]
@@ -91,6 +102,7 @@ def _rlguard(*args: str, cwd: str) -> subprocess.CompletedProcess:
 
 def test_every_fixture_is_listed_once():
     assert SCRIPTS and set(BLOCKED) <= set(SCRIPTS) and set(KNOWN_GAPS) <= set(SCRIPTS) and set(NEEDS) <= set(SCRIPTS)
+    assert set(OWN_RELEASE) <= set(SCRIPTS)
     assert not set(BLOCKED) & set(KNOWN_GAPS)
 
 
@@ -125,3 +137,23 @@ def test_old_script_runs_after_the_fix(tmp_path, script):
         assert status != 0, f"{script} runs after the fix: take it off KNOWN_GAPS"
         pytest.xfail(KNOWN_GAPS[script])
     assert status == 0, f"{script} after the fix:\n{stderr}"
+
+
+@pytest.mark.slow  # downloads the old releases' wheels on first use
+@pytest.mark.parametrize("script", sorted(OWN_RELEASE))
+def test_the_original_runs_on_its_own_release(tmp_path, script, release_wheels):
+    missing = [m for m in NEEDS.get(script, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{script} needs {', '.join(missing)} (the test extra)")
+    versions = dict(OWN_RELEASE[script])
+    others = [f"{name}=={version}" for name, version in versions.items() if name not in ("torchrl", "tensordict")]
+    (tmp_path / "stack").mkdir()
+    paths = old_stack(tmp_path / "stack", release_wheels, versions["torchrl"], versions["tensordict"],
+                      hidden=tuple(name for name in versions if name not in ("torchrl", "tensordict")))
+    if others:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", paths[0], *others],
+                       check=True, capture_output=True)
+    (tmp_path / "run").mkdir()
+    entry = _copy(script, tmp_path / "run")
+    status, stderr = _run(entry, tmp_path / "run", paths)
+    assert status == 0, f"{script} on torchrl {versions['torchrl']}:\n{stderr}"
