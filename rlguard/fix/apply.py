@@ -46,10 +46,10 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
 
 
 def add_imports(module: cst.Module, imports: Iterable[tuple[str, str]]) -> cst.Module:
-    """Add ``from M import N`` lines once each: just before the file's first top-level import from the
-    package of one of them, where the file first loads it, else after the file's leading imports. Code
-    that must run before the package loads (``multiprocessing.set_start_method``, which importing torchrl
-    settles) keeps running first."""
+    """Add ``from M import N`` lines once each: after the block of imports holding the file's first
+    top-level import from the package of one of them, where the file first loads it, else after the
+    file's leading imports. Code that must run before the package loads (``multiprocessing.set_start_method``,
+    which importing torchrl settles) keeps running first."""
     wanted = list(dict.fromkeys(imports))
     present = _top_level_from_imports(module)
     statements = [
@@ -61,8 +61,8 @@ def add_imports(module: cst.Module, imports: Iterable[tuple[str, str]]) -> cst.M
         return module
     body = list(module.body)
     packages = {source.split(".")[0] for source, _ in wanted}
-    position = next((index for index, statement in enumerate(body) if _imports_from(statement) & packages),
-                    _insert_position(body))
+    first = next((index for index, statement in enumerate(body) if _imports_from(statement) & packages), None)
+    position = _insert_position(body) if first is None else _end_of_imports(body, first)
     return module.with_changes(body=[*body[:position], *statements, *body[position:]])
 
 
@@ -89,6 +89,15 @@ def _imports_from(statement: cst.BaseStatement) -> set[str]:
         elif isinstance(small, cst.Import):
             found.update(cst.Module([]).code_for_node(alias.name).split(".")[0] for alias in small.names)
     return found
+
+
+def _end_of_imports(body: Sequence[cst.BaseStatement], start: int) -> int:
+    """The index after the run of import lines that ``start`` begins."""
+    position = start
+    while position < len(body) and isinstance(body[position], cst.SimpleStatementLine) \
+            and isinstance(body[position].body[0], (cst.Import, cst.ImportFrom)):  # type: ignore[attr-defined]
+        position += 1
+    return position
 
 
 def _insert_position(body: Sequence[cst.BaseStatement]) -> int:

@@ -1,5 +1,5 @@
-"""Where a fix's new imports go: just before the file's first top-level import of their package, where
-the file first loads it; else after the leading imports. Code that must run before torchrl loads (the
+"""Where a fix's new imports go: after the block of imports holding the file's first top-level import of
+their package, where the file first loads it; else after the leading imports. Code that must run before torchrl loads (the
 tutorials' ``multiprocessing.set_start_method("fork")``, which importing torchrl settles) keeps running
 first."""
 
@@ -25,8 +25,8 @@ def test_new_imports_go_where_the_file_first_loads_their_package():
     source = ('"""Doc."""\nimport multiprocessing\n\nmultiprocessing.set_start_method("fork")\n'
               "import torch\nfrom torchrl.envs import PendulumEnv\n")
     assert _added(source) == ('"""Doc."""\nimport multiprocessing\n\nmultiprocessing.set_start_method("fork")\n'
-                              "import torch\nfrom tensordict.nn import TensorDictSequential\n"
-                              "from torchrl.modules import AdditiveGaussianModule\nfrom torchrl.envs import PendulumEnv\n")
+                              "import torch\nfrom torchrl.envs import PendulumEnv\nfrom tensordict.nn import TensorDictSequential\n"
+                              "from torchrl.modules import AdditiveGaussianModule\n")
 
 
 @pytest.mark.parametrize("source", [
