@@ -28,7 +28,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from rlguard_dev.upgrade_table import _NOT_NAMES, _REMOVED_IN, _USE, Release, _is_public_module, _minor, _strings
+from rlguard_dev.upgrade_table import (_NOT_NAMES, _REMOVED_IN, _USE, Release, _is_public_module, _minor,
+                                      _newest_locations, _strings)
 
 # ``InteractionType``'s members are the names of the distribution attributes they read: its docstring
 # says "MODE, MEDIAN and MEAN point to the property / attribute with the same name" (tensordict 0.4-0.14,
@@ -53,18 +54,37 @@ class Constructor:
     refused: frozenset[str] = frozenset()  # ``if "old" in kwargs: raise ...``: read only to refuse it
 
 
-def _classes(release: Release) -> dict[str, tuple[str, ast.ClassDef]]:
-    """Class name -> (defining module, node), private modules included; a name defined twice is left out."""
-    found: dict[str, tuple[str, ast.ClassDef]] = {}
-    twice: set[str] = set()
+def _classes(release: Release, prefer: dict[str, str] | None = None) -> dict[str, tuple[str, ast.ClassDef]]:
+    """Class name -> (defining module, node), private modules included. A name defined twice is left
+    out, unless one of its definitions is in the module ``prefer`` gives for it (the newest release's)."""
+    found: dict[str, list[tuple[str, ast.ClassDef]]] = {}
     for module, facts in release.modules.items():
         for name, definition in facts.defs.items():
             if isinstance(definition.node, ast.ClassDef) and not name.startswith("_") \
                     and definition.module == module:
-                if name in found:
-                    twice.add(name)
-                found[name] = (module, definition.node)
-    return {n: v for n, v in found.items() if n not in twice}
+                found.setdefault(name, []).append((module, definition.node))
+    chosen = {}
+    for name, definitions in found.items():
+        preferred = [d for d in definitions if prefer and d[0] == prefer.get(name)]
+        if len(definitions) == 1 or len(preferred) == 1:
+            chosen[name] = (definitions if len(definitions) == 1 else preferred)[0]
+    return chosen
+
+
+def _same_class(release: Release, defined_in: str, newest_module: str, homes: list[str], name: str) -> bool:
+    """Whether ``name`` of ``release`` (defined in ``defined_in``) is the class the newest release
+    defines in ``newest_module``: the same module, or a public module both offer it from (``homes``,
+    the newest's). torchrl 0.9 had two ``KLRewardTransform`` classes; the one ``torchrl.envs.llm``
+    offers never took ``actor``."""
+    return defined_in == newest_module or any(
+        m in release.modules and name in release.public(m) for m in homes)
+
+
+def _home(release: Release, name: str, homes: list[str], default: str) -> str:
+    """The public module, among ``homes`` (the newest release's), that ``release`` offered ``name``
+    from too: where users imported the class from in both (the shortest), else ``default``."""
+    shared = [m for m in homes if m in release.modules and name in release.public(m) and release.imports(m)]
+    return min(shared, key=lambda m: (m.count("."), m)) if shared else default
 
 
 def _init(node: ast.ClassDef) -> ast.FunctionDef | None:
@@ -158,17 +178,25 @@ def _accepts(built: Constructor | None, keyword: str) -> bool:
 
 
 def keyword_changes(package: str, releases: list[Release]) -> list[dict]:
-    """Constructor keywords renamed through a ``**kwargs`` block, or gone without one."""
-    tables = [_classes(r) for r in releases]
+    """Constructor keywords renamed through a ``**kwargs`` block, or gone without one. Each entry names
+    the class where users import it from in the newest release and in the last one that took the keyword."""
+    newest = _classes(releases[-1])
+    prefer = {name: module for name, (module, _) in newest.items()}
+    tables = [_classes(r, prefer) for r in releases[:-1]] + [newest]
     built = [{name: constructor(t, name) for name in t} for t in tables]
+    homes = _newest_locations(releases[-1])
     entries = []
-    for name in sorted(tables[-1]):
-        history = [(i, b[name]) for i, b in enumerate(built) if name in b]
+    for name in sorted(newest):
+        module = newest[name][0]
+        history = [(i, b[name]) for i, b in enumerate(built) if name in b
+                   and _same_class(releases[i], tables[i][name][0], module, homes.get(name, []), name)]
         keywords = dict.fromkeys(k for _, c in history if c is not None for k in (*c.params, *c.renamed))
         for keyword in keywords:
             entry = _keyword_entry(keyword, history, releases)
             if entry is not None:
-                entries.append({"kind": "keyword", "package": package, "module": tables[-1][name][0],
+                last = max(i for i, c in history if _accepts(c, keyword))
+                entries.append({"kind": "keyword", "package": package,
+                                "module": _home(releases[last], name, homes.get(name, []), module),
                                 "name": f"{name}.{keyword}", **entry})
     return entries
 
@@ -317,10 +345,8 @@ def amend(package: str, releases: list[Release], entries: list[dict]) -> list[di
                 keywords[entry["name"]] = {**mine, "replacement": entry["replacement"], "how": entry["how"],
                                            "found": "deprecation"}
             continue
-        if entry["kind"] == "name" and entry["name"] in raising:
-            if entry["removed_in"] is not None:
-                continue  # gone from this module altogether: the name entry stands
-            entry = {**entry, **raising[entry["name"]]}
+        if entry["kind"] == "name" and entry["name"] in raising and entry["removed_in"] is None:
+            entry = {**entry, **raising[entry["name"]]}  # (one gone from this module altogether stands as it is)
         amended.append({"found": "removal" if entry["removed_in"] else "deprecation", **entry})
     newest = releases[-1]
     offered = {n for m in newest.modules if _is_public_module(m) for n in newest.public(m)}

@@ -78,6 +78,12 @@ so a tensordict entry is judged against the target torchrl's minor.
 from the wheels (it skips, saying so, when the wheels are not downloaded), and
 `tests/rules/test_removed_api_execution.py` proves every fixable entry: a snippet in the old API fails on
 {newest}, `rlguard fix` rewrites it, and the fixed snippet imports and constructs what it uses.
+`tests/rules/test_removed_api_releases.py` asks the releases themselves, by importing them (torchrl before
+0.2 with a stand-in for its compiled extension, which does not load against the tested torch): every entry
+must fail on {newest} the way its kind says (the import fails; building a class whose constructor only
+raises raises from its own body; the keyword is refused; the enum member's attribute raises), and work on
+the release before its removal. Keywords are listed under the public module users import their class
+from in both releases.
 
 The hand review (`REMOVED_API_REVIEW` in `rlguard/rules/data.py`, each with its reason) dropped the
 `deprecated` entries for `Collector`, `EnvBase` and `LossModule` (their warnings are about constructor

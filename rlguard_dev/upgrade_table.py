@@ -436,8 +436,9 @@ def removed_names(package: str, releases: list[Release]) -> list[dict]:
             if not _is_public_module(module) or not release.imports(module):
                 continue  # private, or failing to import in this release: nothing was importable from it
             for name, origin in sorted(release.public(module).items()):
-                if any(module in r.modules and name in r.bound(module) for r in later):
-                    continue  # still importable (or back) later, if only as an import of that module
+                if any(module in r.modules and name in r.bound(module) or _submodule_imports(r, f"{module}.{name}")
+                       for r in later):
+                    continue  # still importable (or back) later, if only as an import of that module or a submodule
                 if _already_seen(entries, module, name):
                     continue
                 old = release.definition(origin)
@@ -452,6 +453,11 @@ def removed_names(package: str, releases: list[Release]) -> list[dict]:
                     "fix": "safe" if replacement and _drop_in(old, how) else ("unsafe" if replacement else "none"),
                 })
     return entries
+
+
+def _submodule_imports(release: Release, module: str) -> bool:
+    """``from package import name`` also finds a submodule ``package.name`` that imports."""
+    return module in release.modules and release.imports(module)
 
 
 def _already_seen(entries: list[dict], module: str, name: str) -> bool:

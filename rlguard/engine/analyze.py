@@ -158,10 +158,13 @@ def _analyze_file(path: str, settings: Settings, index: ProjectIndex | None) -> 
 
 
 def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectIndex | None = None,
-                  facts_only: bool = False, locate_all: bool = False) -> Analysis:
+                  facts_only: bool = False, locate_all: bool = False, parameter_kinds: bool = True) -> Analysis:
     """Check one file's bytes. ``locate_all`` positions every report in the one codegen pass, also
     those that wait on the index: right for text checked in this process (stdin, an editor buffer),
-    which would otherwise be parsed and walked a second time to locate them."""
+    which would otherwise be parsed and walked a second time to locate them. Without
+    ``parameter_kinds`` the summaries leave out what each return gives when a parameter is given a
+    tensor (``Returned.given``): only the index reads that, so a second walk that places findings
+    needs none of it."""
     from rlguard.engine.parse import ParseError, decode, parse, syntax_error
     from rlguard.engine.prefilter import rules_needed
 
@@ -181,7 +184,7 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
     if isinstance(module, ParseError):
         return _parse_error(path, module)
     try:
-        return _check_module(path, decoded, module, codes, settings, index, locate_all)
+        return _check_module(path, decoded, module, codes, settings, index, locate_all, parameter_kinds)
     except RecursionError:
         return _internal_error(path, decoded, "too deeply nested to analyse")
     except Exception as error:  # a rule bug must not end the run: report it on this file
@@ -212,7 +215,7 @@ def _internal_error(path: str, source: Source, message: str) -> Analysis:
 
 
 def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence[str], settings: Settings,
-                  index: ProjectIndex | None, locate_all: bool = False) -> Analysis:
+                  index: ProjectIndex | None, locate_all: bool = False, parameter_kinds: bool = True) -> Analysis:
     from rlguard.engine.context import FileContext
     from rlguard.engine.index import module_name_for
     from rlguard.engine.traversal import bookkeeping, walk
@@ -222,6 +225,7 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     ctx = FileContext(path, module_name, is_package, target, settings.options, index, oldest=oldest, sinks=settings.sinks)
     ctx.declare_definitions(module)
     rules = [settings.rules[code].load()(ctx) for code in codes if tree is None or settings.rules[code].applies_to(target)]
+    ctx.parameter_kinds = parameter_kinds
     on_visit, on_leave = bookkeeping(ctx)
     for rule in rules:
         _register(rule, on_visit, on_leave)

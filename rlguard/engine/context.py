@@ -17,6 +17,7 @@ from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, 
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
+from rlguard.engine.reach import argument_slots
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.types import (
     annotated_tensors,
@@ -103,6 +104,9 @@ class Scope:
     bindings: dict[str, Binding] = field(default_factory=dict)
     class_facts: ClassFacts | None = None  # for class scopes
     self_name: str | None = None  # for methods: the first parameter's name
+    # Branching statements (``if``, loops, ``try``, ``match``) of this scope the walk is inside: what
+    # runs there runs on some paths only.
+    branches: int = 0
 
 
 class FileContext:
@@ -127,12 +131,14 @@ class FileContext:
         self.index = index  # complete only in the fix pass; rules use requirements otherwise
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
+        self.parameter_kinds = True  # summaries try kinds for parameters (``Returned.given``)
+        self.lambdas: list[cst.Lambda] = []  # the lambdas being walked, innermost last (they are no scope here)
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
         self._tree: cst.Module | None = None
+        self._module_binds: dict[str, int] | None = None  # see ``rebound_at_module_level``
         self._versions: VersionMap | None = None
-        self._conditional_nodes: dict[int, set[int]] = {}  # by id of the function (see ``_conditional``)
 
     # ----- queries for rules -----
     @property
@@ -193,6 +199,20 @@ class FileContext:
             if self.scopes[position].kind == "function" and self.scopes[position - 1].kind == "class":
                 return self.scopes[position].node  # type: ignore[return-value]
         return None
+
+    def rebound_at_module_level(self, name: str) -> bool:
+        """Whether a module-level name may hold another value by the time a function reads it: the
+        module binds it more than once (in any block), or a function declares it ``global``."""
+        if self._module_binds is None:
+            assert self._tree is not None, "declare_definitions runs before any rule"
+            self._module_binds = _module_binds(self._tree)
+        return self._module_binds.get(name, 0) > 1
+
+    def enclosing_functions(self) -> list[cst.FunctionDef]:
+        """The functions being walked that are not methods (functions nested in a method included),
+        outermost first."""
+        return [scope.node for position, scope in enumerate(self.scopes)  # type: ignore[misc]
+                if scope.kind == "function" and self.scopes[position - 1].kind != "class"]
 
     def is_self(self, name: str) -> bool:
         """``name`` is, where it is read, the ``self`` parameter of a method (nested functions
@@ -387,6 +407,8 @@ class FileContext:
             enclosing.class_facts.methods.add(node.name.value)
             if only_raises_not_implemented(node):
                 enclosing.class_facts.stubs.add(node.name.value)
+            if any((dotted_name(d.decorator) or "").rpartition(".")[2] == "abstractmethod" for d in node.decorators):
+                enclosing.class_facts.abstract.add(node.name.value)
         if len(self.scopes) == 1:
             self.imports.add_local_definition(node.name.value)
             enclosing.bindings.pop(node.name.value, None)
@@ -444,7 +466,7 @@ class FileContext:
         if node.value is None:
             facts.opaque = True
             return
-        facts.typed.append(returned_value(node.value, self, facts.params))
+        facts.typed.append(returned_value(node.value, self, facts.params if self.parameter_kinds else ()))
         if isinstance(node.value, (cst.Tuple, cst.List)):  # return actor, critic
             if has_starred(node.value.elements):
                 return
@@ -493,27 +515,20 @@ class FileContext:
             return
         sinks = self.sinks
         if callee not in sinks and not may_be_project(callee):
+            self._record_passes(node, callee)
             return
-        if id(node) in self._conditional(self.scopes[-1].node):  # a branch or loop may not run it
+        if self.scopes[-1].branches:  # a branch or loop may not run it
             return
         if callee in sinks:
             self._record_sink(node, callee, sinks[callee])
         else:
             self._record_forwards(node, callee)
 
-    def _conditional(self, function: cst.CSTNode | None) -> set[int]:
-        """Ids of the nodes of a function that run only on some paths: under ``if``, ``for``, ``while``,
-        ``try`` or ``match`` (computed once per function, when it first calls a sink or the project)."""
-        from rlguard.engine.traversal import iter_nodes  # the traversal imports this module
+    def enter_branch(self, _node: cst.CSTNode) -> None:
+        self.scopes[-1].branches += 1
 
-        if function is None:
-            return set()
-        found = self._conditional_nodes.get(id(function))
-        if found is None:
-            found = self._conditional_nodes[id(function)] = {
-                id(node) for statement in iter_nodes(function.body)  # type: ignore[attr-defined]
-                if isinstance(statement, _branching()) for node in iter_nodes(statement)}
-        return found
+    def leave_branch(self, _node: cst.CSTNode) -> None:
+        self.scopes[-1].branches -= 1
 
     def _record_sink(self, node: cst.Call, callee: str, escapes: tuple[str, ...]) -> None:
         if any(arg.star for arg in node.args) or any(
@@ -532,15 +547,23 @@ class FileContext:
         if facts is None:
             return
         names = (*facts.params, *filter(None, [facts.kwargs]))
-        position = 0
-        for arg in node.args:
-            if arg.star == "*":
-                break
-            slot: int | str = "**" if arg.star == "**" else arg.keyword.value if arg.keyword is not None else position
-            position += arg.keyword is None and not arg.star
-            if isinstance(arg.value, cst.Name) and arg.value.value in names and self._is_parameter(arg.value.value):
-                if (arg.value.value, callee, slot) not in facts.flows:
-                    facts.flows.append((arg.value.value, callee, slot))
+        for slot, value in argument_slots(node):
+            if isinstance(value, cst.Name) and value.value in names and self._is_parameter(value.value):
+                if (value.value, callee, slot) not in facts.flows:
+                    facts.flows.append((value.value, callee, slot))
+
+    def _record_passes(self, node: cst.Call, callee: str) -> None:
+        """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
+        (``FunctionFacts.passes``), on any path: where a caller's argument may end up."""
+        passed = [(value.value, slot) for slot, value in argument_slots(node)
+                  if isinstance(slot, str) and isinstance(value, cst.Name)]
+        facts = self._function_facts() if passed else None
+        if facts is None:
+            return
+        names = (*facts.params, *filter(None, [facts.kwargs]))
+        for name, keyword in passed:
+            if name in names and self._is_parameter(name) and (name, callee, keyword) not in facts.passes:
+                facts.passes.append((name, callee, keyword))
 
     def _is_parameter(self, name: str) -> bool:
         binding = self.scopes[-1].bindings.get(name)
@@ -762,9 +785,44 @@ _PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
 
 
 @cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
-def _branching() -> tuple[type, ...]:
-    """Statements whose body runs on some paths only."""
-    return (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
+def _module_binds(module: cst.Module) -> dict[str, int]:
+    """How often each name is bound at module level (a ``global`` declaration counts as rebinding)."""
+    from rlguard.engine.traversal import children  # the traversal imports this module
+
+    counts: dict[str, int] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(statement, False) for statement in module.body]
+    while stack:
+        node, nested = stack.pop()
+        names: Sequence[cst.BaseExpression] = ()
+        if isinstance(node, cst.Global):
+            names = [item.name for item in node.names] * 2
+        elif not nested and isinstance(node, cst.Assign):
+            names = [target.target for target in node.targets]
+        elif not nested and isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            names = [node.target]
+        elif not nested and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names = [node.name]
+        elif not nested and isinstance(node, cst.WithItem) and node.asname is not None:
+            names = [node.asname.name]
+        for target in names:
+            for name in _bound_names(target):
+                counts[name] = counts.get(name, 0) + 1
+        inner = nested or isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        stack.extend((child, inner) for child in children(node))
+    return counts
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
+
 # Decorators (bare or called) that leave what a call returns as the body returns it (a property: what
 # reading the attribute gives, see ``FunctionFacts.is_property``).
 _TRANSPARENT_DECORATORS = frozenset({

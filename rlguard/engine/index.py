@@ -29,7 +29,7 @@ class AttrFact(NamedTuple):
 class ClassFacts:
     # Plain classes, not dataclasses, here and below: a run served from the cache unpickles them
     # and should not pay for importing ``dataclasses``.
-    __slots__ = ("qualname", "path", "bases", "decorators", "methods", "stubs", "attrs")
+    __slots__ = ("qualname", "path", "bases", "decorators", "methods", "stubs", "abstract", "attrs")
 
     def __init__(self, qualname: str, path: str, bases: tuple[str, ...], decorators: tuple[str, ...] = ()) -> None:
         self.qualname = qualname
@@ -39,6 +39,7 @@ class ClassFacts:
         self.methods: set[str] = set()
         # Methods whose body only raises NotImplementedError: defined, but failing like a missing one.
         self.stubs: set[str] = set()
+        self.abstract: set[str] = set()  # methods declared ``@abstractmethod``: the class is an abstract base
         self.attrs: dict[str, list[AttrFact]] = {}
 
     @property
@@ -84,7 +85,7 @@ class Returned(NamedTuple):
 class FunctionFacts:
     """A module-level function or a method (``module.Class.method``), and what its ``return`` statements give."""
 
-    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "returns", "typed", "opaque", "is_property")
+    __slots__ = ("qualname", "path", "params", "kwargs", "flows", "passes", "returns", "typed", "opaque", "is_property")
 
     def __init__(self, qualname: str, path: str, params: tuple[str, ...] = (), kwargs: str | None = None) -> None:
         self.qualname = qualname
@@ -97,6 +98,9 @@ class FunctionFacts:
         # the first argument of ``callee``, a rule's sink (``Rule.sinks``), hold one. Otherwise it is passed
         # on as is to the project callable ``callee`` at that position or keyword ("**": as ``**kwargs``).
         self.flows: list[tuple[str, str, int | str | None]] = []
+        # Parameters handed as they are to a callable outside the project: (parameter, callee, keyword), the
+        # keyword "**" for a ``**kwargs`` parameter passed on whole (``ReplayBuffer(..., **kwargs)``).
+        self.passes: list[tuple[str, str, str]] = []
         self.is_property = False  # a method read as an attribute (``@property``): ``obj.name`` gives its value
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
@@ -294,6 +298,29 @@ class ProjectIndex:
                 found = self.reaches_sink(callee, ((passed, kind),), function.path, seen + (function.qualname,))
                 if found is not None:
                     return slot, found[1]
+        return None
+
+    def argument_reaches(self, qualname: str, slot: int | str, accept: Callable[[str, str], bool], near: str = "",
+                         seen: tuple[str, ...] = ()) -> str | None:
+        """The callable outside the project that the argument ``slot`` (position or keyword) of a call of
+        the project function or method ``qualname`` is passed to, by a keyword ``accept(callee, keyword)``
+        takes (``transform=`` of a replay buffer), inside it or in the project functions it passes it
+        on to, as it is or in ``**kwargs``."""
+        function = self.get_function(qualname, near)
+        if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
+            return None
+        param = _parameter(function, slot)
+        for name, callee, keyword in function.passes:
+            passed = slot if keyword == "**" else keyword  # in ``**kwargs``, an argument keeps its keyword
+            if name == param and isinstance(passed, str) and accept(callee, passed):
+                return callee
+        for name, callee, onward in function.flows:
+            if name != param or onward is None:
+                continue
+            passed = slot if onward == "**" else onward
+            found = self.argument_reaches(callee, passed, accept, function.path, seen + (function.qualname,))
+            if found is not None:
+                return found
         return None
 
     def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:

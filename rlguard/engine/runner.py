@@ -228,7 +228,7 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
     data, code = project.contents.get(result.path), project.code(result.path)
     if data is None or code is None:
         return [p._replace(finding=p.finding._replace(span=Span(1, 1, 1, 1))) for p in standing]
-    located = locate(analyze_bytes(result.path, code, project.settings, project.index), standing)
+    located = locate(analyze_bytes(result.path, code, project.settings, project.index, parameter_kinds=False), standing)
     spans = {p.report: p.finding.span for p in located}
     result.pending = [p._replace(finding=p.finding._replace(span=spans[p.report])) if p.report in spans else p
                       for p in result.pending]

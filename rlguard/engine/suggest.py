@@ -27,3 +27,15 @@ def closest(word: str, choices: Iterable[str], cutoff: float = CUTOFF) -> str | 
     top = max((score for score, _ in scored), default=0.0)
     best = [c for score, c in scored if score == top]
     return best[0] if top >= cutoff and len(best) == 1 else None
+
+
+def one_edit_away(a: str, b: str) -> bool:
+    """Levenshtein distance exactly 1: one insertion, deletion or substitution."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + (len(a) == len(b)):] == b[i + 1:]

@@ -156,6 +156,10 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def leave_scope(_node: cst.CSTNode) -> None:
         ctx.leave_scope()
 
+    def leave_lambda(_node: cst.Lambda) -> None:
+        ctx.lambdas.pop()
+
+    branching = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
     visits: dict[type, list[Handler]] = {
         cst.Import: [ctx.imports.add_import],
         cst.ImportFrom: [ctx.imports.add_import_from],
@@ -166,9 +170,12 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.CompFor: [opaque_target],
         cst.WithItem: [with_item],
         cst.ExceptHandler: [except_handler],
+        cst.Lambda: [ctx.lambdas.append],
         cst.Return: [ctx.record_return],
         cst.Yield: [ctx.record_yield],
     }
+    for statement in branching:  # before the other handlers of a ``for``: its target binds inside the loop
+        visits[statement] = [ctx.enter_branch, *visits.get(statement, ())]
     leaves: dict[type, list[Handler]] = {
         cst.ClassDef: [leave_scope],
         cst.FunctionDef: [leave_scope],
@@ -176,5 +183,8 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.AnnAssign: [ann_assign],
         cst.AugAssign: [ctx.record_augmented],
         cst.NamedExpr: [named_expr],
+        cst.Lambda: [leave_lambda],
     }
+    for statement in branching:
+        leaves[statement] = [*leaves.get(statement, ()), ctx.leave_branch]
     return visits, leaves

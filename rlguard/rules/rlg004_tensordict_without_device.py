@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Mapping
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Edit, Fix, Requirement, display_path
+from rlguard.engine.findings import Fix, Requirement, display_path
 from rlguard.engine.index import FunctionFacts, ProjectIndex
+from rlguard.engine.call_edits import keyword_edit
+from rlguard.engine.reach import (
+    argument_slots,
+    bound_once,
+    called_callables,
+    may_derive_from,
+    member_class,
+    moves_device,
+    origin_calls,
+    returned_methods,
+    tensordict_receiver,
+)
 from rlguard.engine.source_lines import definition_line
 from rlguard.rules.base import Example, Option, Rule
 from rlguard.rules.data import (
@@ -20,20 +32,19 @@ from rlguard.rules.data import (
     is_torchrl_transform,
     torchrl_transform_names,
 )
-from rlguard.engine.types import attr_facts, has_star_kwargs, is_none, keyword, may_be_project, positional
+from rlguard.engine.types import has_star_kwargs, is_none, keyword, may_be_project, positional
+
+if TYPE_CHECKING:
+    from rlguard.engine.context import FileContext
 
 # Keywords of the TensorDict constructor that are not entries of the new TensorDict.
 _CONSTRUCTOR_KEYWORDS = frozenset({"source", "batch_size", "device", "names", "non_blocking", "lock"})
 # ``td.get(key)`` and friends read an entry of ``td``.
 _READ_METHODS = frozenset({"get", "get_nested"})
-# ``TensorDict(...).to(device)``: the TensorDict that is kept has a device.
-_DEVICE_METHODS = frozenset({"to", "cuda", "cpu"})
 # Stacking TensorDicts keeps their (missing) device.
 _STACKS = frozenset({"torch.stack", "torch.cat", "tensordict.lazy_stack", "tensordict.stack"})
 # ``other.update(TensorDict(...))``: the entries are cast to ``other``'s device; the new TensorDict is not kept.
 _MERGE_METHODS = frozenset({"update", "update_", "set", "set_", "update_at_", "set_at_"})
-# Bases from these packages are known not to be (or derive from) torchrl transforms.
-_NEVER_TRANSFORMS = ("builtins.", "abc.", "typing.", "collections.", "enum.", "torch.", "tensordict.", "numpy.")
 # Methods of a transform that never hand data downstream: (de)serialisation and spec bookkeeping.
 _NOT_DATA_METHODS = frozenset(
     {
@@ -65,13 +76,30 @@ class IsTransform(Requirement):
 
 
 @dataclass(frozen=True)
+class GivenToBuffer(Requirement):
+    """The argument ``slot`` (position or keyword) of a call of the project callable ``callee`` reaches a
+    replay buffer's ``transform=`` (``ProjectIndex.argument_reaches``): a factory of buffers that takes
+    ``transform`` or passes on ``**kwargs``."""
+
+    callee: str
+    slot: int | str
+
+
+@dataclass(frozen=True)
 class UnplacedFactory(Requirement):
     """Every return of the project function or method ``factory`` gives a TensorDict built with no
-    device (``ProjectIndex.unplaced_tensordict``), and ``transform`` (when given) is a torchrl Transform."""
+    device (``ProjectIndex.unplaced_tensordict``), ``transform`` (when given) is a torchrl Transform, and
+    ``buffer`` (when given) holds."""
 
     factory: str  # a qualified name; with ``member``, the name of the method called on it
     transform: str | None
     member: tuple[str, str] | None = None  # (class, attribute): the method is called on ``self.<attribute>``
+    buffer: GivenToBuffer | None = None
+
+
+# A replay buffer a callable is given to: its class's name (or a placeholder the index fills), and what
+# the index must confirm when the callable reaches it through a function of the project.
+_Buffer = tuple[str, "GivenToBuffer | None"]
 
 
 @dataclass
@@ -110,8 +138,11 @@ class TensorDictWithoutDevice(Rule):
         "`EnvBase` are not transforms). The rule looks where a transform builds its output: the methods "
         "torchrl calls with the data (`_call`, `forward`, `_reset`, `_step`, `_inv_call`, `inv`, ...), the "
         "helpers of the same class whose result they return, and any function or lambda passed as "
-        "`transform=` to a `torchrl.data` replay buffer. What such a place returns from a function of the "
-        "project (in the same file or another) or a method of another project class is followed too: when "
+        "`transform=` to a `torchrl.data` replay buffer, directly or through a function of the project that "
+        "hands its `transform=` argument (or its `**kwargs`) on to one. What such a place returns from a "
+        "function of the project (in the same file or another), a method of another project class, a "
+        "helper inherited from a base class of the project or a static or class method is followed too, "
+        "also through methods that return the TensorDict itself (`build(td).update(rest)`): when "
         "every `return` of that factory gives a `TensorDict(...)` (or `TensorDict.from_dict(...)`) it builds "
         "with no device, directly, through a name bound once, through methods that keep the device "
         "(`.clone()`, `.select(...)`) or through another such factory, the call in the transform is reported "
@@ -123,7 +154,8 @@ class TensorDictWithoutDevice(Rule):
         "Not reported, because the device-less TensorDict is not what goes downstream: one given a device "
         "right away (`TensorDict(...).to(device)`); one set or merged straight into another TensorDict "
         "(`td.set(key, TensorDict(...))`, `td.update(TensorDict(...))`, `td[key] = TensorDict(...)`), whose "
-        "entries then take that TensorDict's device; and one built in a static or class method, in "
+        "entries then take that TensorDict's device; and one built in a static or class method that no "
+        "data method returns, in "
         "(de)serialisation (`state_dict`, `load_state_dict`, `get_extra_state`, `set_extra_state`, ...) or "
         "in spec bookkeeping (`transform_*_spec`)."
     )
@@ -327,82 +359,41 @@ class TensorDictWithoutDevice(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._functions: list[str] = []  # enclosing plain functions, by name
-        self._function_nodes: list[cst.FunctionDef] = []
-        self._lambdas: list[cst.Lambda] = []
         self._candidates: list[_Candidate] = []
-        self._buffer_functions: dict[str, str] = {}  # function name -> replay buffer class it was given to
-        self._buffer_lambdas: dict[int, str] = {}  # id(lambda) -> replay buffer class
-        self._buffer_classes: dict[str, str] = {}  # class whose instances were given -> replay buffer class
+        self._buffer_functions: dict[str, _Buffer] = {}  # function name -> replay buffer it was given to
+        self._buffer_lambdas: dict[int, _Buffer] = {}  # id(lambda) -> replay buffer
+        self._buffer_classes: dict[str, _Buffer] = {}  # class whose instances were given -> replay buffer
+        self._own_helpers: set[tuple[str, str]] = set()  # (class, method) followed here: not static nor class
         self._kept_elsewhere: set[int] = set()  # calls given a device right away, or merged into another TensorDict
-        # (class, method) -> methods of the same class whose result it returns: the transform's output
-        # is built in its data methods and in the helpers they return from.
-        self._returns_from: dict[tuple[str, str], set[str]] = {}
         # A new TensorDict is the output when it is returned: inside a ``return`` (or a lambda's body),
         # or bound to a local name (kept through ``x = x.method(...)``) that is returned.
         self._in_return = 0
         self._returned: set[int] = set()  # ids of candidate calls
         self._by_id: dict[int, _Candidate] = {}
-        self._tracked: dict[tuple[int, str], set[int]] = {}  # (scope, local name) -> candidate call ids
 
-    # ----- scopes -----
+    # ----- where the output is built -----
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.ctx.method_class() is None:
-            self._functions.append(node.name.value)
-            self._function_nodes.append(node)
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._function_nodes and self._function_nodes[-1] is node:
-            self._functions.pop()
-            self._function_nodes.pop()
+        cls = self.ctx.method_class()
+        if cls is not None and _handles_data(node):
+            self._own_helpers.add((cls.qualname, node.name.value))
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
-        self._lambdas.append(node)
-        self._factory_call(node.body)
+        self._factory_call(tensordict_receiver(node.body))
 
-    def leave_Lambda(self, node: cst.Lambda) -> None:
-        self._lambdas.pop()
+    def _in_definition(self) -> bool:
+        """In a class, a function or a lambda: where a transform's code may be."""
+        return self.ctx.current_class is not None or bool(self.ctx.enclosing_functions() or self.ctx.lambdas)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # ``td[key] = TensorDict(...)`` stores the entries in ``td``, cast to its device.
         if isinstance(node.value, cst.Call) and any(isinstance(t.target, cst.Subscript) for t in node.targets):
             self._kept_elsewhere.add(id(node.value))
 
-    def leave_Assign(self, node: cst.Assign) -> None:
-        # Runs before the engine records the binding: ``x = TensorDict(...)`` and ``x = x.select(...)``.
-        scope = id(self.ctx.scope_node)
-        calls = self._roots(node.value, scope)
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                key = (scope, target.target.value)
-                if calls:
-                    self._tracked[key] = calls
-                else:
-                    self._tracked.pop(key, None)
-
-    def _roots(self, node: cst.BaseExpression, scope: int) -> set[int]:
-        """Candidate calls an expression may be (or be derived from by method calls and indexing)."""
-        while True:
-            if isinstance(node, cst.Call) and self.ctx.callee(node) in _STACKS:
-                args = positional(node)  # torch.stack of device-less TensorDicts has no device either
-                return self._roots(args[0].value, scope) if args else set()
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and id(node) not in self._by_id:
-                if node.func.attr.value in _DEVICE_METHODS and self._moves_device(node):
-                    return set()  # ``a.to(device)``: what is handed on has a device
-                node = node.func.value
-            elif isinstance(node, cst.Subscript):
-                node = node.value
-            else:
-                break
-        if isinstance(node, cst.Call):
-            return {id(node)} if id(node) in self._by_id else set()
-        if isinstance(node, cst.Name):
-            return set(self._tracked.get((scope, node.value), ()))
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return {call for el in node.elements for call in self._roots(el.value, scope)}
-        if isinstance(node, cst.IfExp):
-            return self._roots(node.body, scope) | self._roots(node.orelse, scope)
-        return set()
+    def _returned_calls(self, node: cst.BaseExpression) -> set[int]:
+        """Candidate calls a returned expression may be, or be derived from (``reach.origin_calls``)."""
+        calls = origin_calls(node, self.ctx, lambda call: id(call) in self._by_id, lambda call: moves_device(call, self.ctx),
+                             lambda call: _stacked(call, self.ctx))
+        return {id(call) for call in calls}
 
     def leave_Return(self, node: cst.Return) -> None:
         self._in_return -= 1
@@ -410,28 +401,15 @@ class TensorDictWithoutDevice(Rule):
     def visit_Return(self, node: cst.Return) -> None:
         self._in_return += 1
         if node.value is not None:
-            self._returned |= self._roots(node.value, id(self.ctx.scope_node))
-            self._factory_call(self._bound_once(node.value))
-        cls = self.ctx.current_class
-        method = self._current_method()
-        if cls is None or method is None or node.value is None:
-            return
-        value = self.ctx.value_of(node.value)
-        self_name = self.ctx.self_name()
-        if (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
-            and isinstance(value.func.value, cst.Name)
-            and value.func.value.value == self_name
-        ):
-            self._returns_from.setdefault((cls.qualname, method.name.value), set()).add(value.func.attr.value)
+            self._returned |= self._returned_calls(node.value)
+            self._factory_call(tensordict_receiver(bound_once(node.value, self.ctx)))
 
     # ----- calls -----
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in _DEVICE_METHODS and isinstance(func.value, cst.Call) and self._moves_device(node):
+            if isinstance(func.value, cst.Call) and moves_device(node, self.ctx):  # ``TensorDict(...).to(device)``
                 self._kept_elsewhere.add(id(func.value))
             elif method in _MERGE_METHODS:
                 self._kept_elsewhere.update(id(arg.value) for arg in node.args if isinstance(arg.value, cst.Call))
@@ -446,42 +424,20 @@ class TensorDictWithoutDevice(Rule):
         elif is_replay_buffer(qualname):
             transform = keyword(node, "transform")
             if transform is not None:
-                self._given_as_transform(transform.value, qualname.rpartition(".")[2], 0)
+                self._given_as_transform(transform.value, (qualname.rpartition(".")[2], None))
+        elif may_be_project(qualname):  # a factory of buffers may hand an argument on as ``transform=``
+            for slot, arg in argument_slots(node):
+                if slot != "**":
+                    self._given_as_transform(arg, ("{buffer}", GivenToBuffer(qualname, slot)))
 
-    def _given_as_transform(self, value: cst.BaseExpression, buffer: str, depth: int) -> None:
-        """Record what a replay buffer will call on its samples: a function, a lambda, the function a
-        ``functools.partial`` wraps, the ``__call__`` of an instance, each part of a ``Compose(...)``."""
-        value = self.ctx.value_of(value)
-        if isinstance(value, cst.Name):
-            self._buffer_functions.setdefault(value.value, buffer)
-        elif isinstance(value, cst.Lambda):
-            self._buffer_lambdas[id(value)] = buffer
-        elif isinstance(value, cst.Call) and depth < 4:
-            callee = self.ctx.callee(value) or ""
-            args = positional(value)
-            if callee == "functools.partial" and args:
-                self._given_as_transform(args[0].value, buffer, depth + 1)
-            elif callee.rpartition(".")[2] == "Compose" and is_torchrl_transform(callee):
-                for arg in args:
-                    self._given_as_transform(arg.value, buffer, depth + 1)
-            elif callee:
-                self._buffer_classes.setdefault(callee, buffer)
-
-    def _moves_device(self, call: cst.Call) -> bool:
-        """``.cuda()``, ``.cpu()``, ``.to(device)``; not ``.to(torch.float32)`` or ``.to(dtype=...)``."""
-        assert isinstance(call.func, cst.Attribute)
-        if call.func.attr.value != "to":
-            return True
-        if keyword(call, "device") is not None:
-            return True
-        args = positional(call)
-        if not args:
-            return False
-        first = self.ctx.qualname(args[0].value)
-        return not (first is not None and first.startswith("torch.") and first != "torch.device")
+    def _given_as_transform(self, value: cst.BaseExpression, buffer: _Buffer) -> None:
+        """Record what a replay buffer will call on its samples (``reach.called_callables``)."""
+        tables: dict[str, dict[Any, _Buffer]] = {"function": self._buffer_functions, "lambda": self._buffer_lambdas, "instance": self._buffer_classes}
+        for kind, key in called_callables(value, self.ctx, _spreads):
+            _given(tables[kind], id(key) if kind == "lambda" else key, buffer)
 
     def _tensordict_call(self, node: cst.Call) -> None:
-        if self.ctx.current_class is None and not self._functions and not self._lambdas:
+        if not self._in_definition():
             return
         written_none = _device_missing(node)
         if written_none is None or id(node) in self._kept_elsewhere:
@@ -489,49 +445,40 @@ class TensorDictWithoutDevice(Rule):
         self._add_candidate(node, written_none, None)
 
     def _factory_call(self, node: cst.BaseExpression) -> None:
-        """A returned call of a project function or method (not one of the class's own, which the
-        rule follows itself): whether it gives a device-less TensorDict, the complete index says."""
-        if not isinstance(node, cst.Call) or (self.ctx.current_class is None and not self._functions
-                                              and not self._lambdas) or id(node) in self._by_id:
+        """A returned call of a project function or method (``self.<helper>(...)`` too: the index finds
+        it along the MRO; one the class defines itself is followed here, see ``_own_helpers``): whether
+        it gives a device-less TensorDict, the complete index says."""
+        if not isinstance(node, cst.Call) or not self._in_definition() or id(node) in self._by_id:
             return
         factory = self.ctx.callee(node)
         if factory is None and isinstance(node.func, cst.Attribute):
             receiver = node.func.value
-            if isinstance(receiver, cst.Name) and receiver.value == self.ctx.self_name():
-                return
             attr, cls = self.ctx.is_self_attr(receiver), self.ctx.current_class
             if attr is not None and cls is not None:  # ``self.pairer.build(td)``: the index knows ``self.pairer``
                 self._add_candidate(node, False, node.func.attr.value, (cls.qualname, attr))
                 self._returned.add(id(node))
                 return
-            owner = self.ctx.class_of(receiver)
+            owner = cls.qualname if cls is not None and self.ctx.self_class(receiver) is cls else self.ctx.class_of(receiver)
             factory = f"{owner}.{node.func.attr.value}" if owner is not None else None
         if factory is not None and may_be_project(factory) and not is_tensordict_class(factory):
             self._add_candidate(node, False, factory)
             self._returned.add(id(node))
 
-    def _bound_once(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        """``out`` in ``out = build(td); return out``: the value of a name bound once in its scope (a name
-        bound on several paths may hold either value: left as it is)."""
-        binding = self.ctx.lookup(node.value) if isinstance(node, cst.Name) else None
-        if binding is None or binding.opaque or binding.value is None or binding.previous is not None:
-            return node
-        return binding.value
-
     def _add_candidate(self, node: cst.Call, written_none: bool, factory: str | None,
                        member: tuple[str, str] | None = None) -> None:
         cls = self.ctx.current_class
-        method = self._enclosing_method()
+        method = self.ctx.enclosing_method()
+        functions = tuple(function.name.value for function in self.ctx.enclosing_functions())
         called_class = cls.qualname if cls is not None and method is not None and method.name.value == "__call__" \
             else None
-        if cls is not None and not self._may_be_transform(cls.qualname):
+        if cls is not None and not may_derive_from(self.ctx.facts.classes, cls.qualname, is_torchrl_transform):
             cls = None
         if cls is not None and method is not None and not _handles_data(method):
             cls = None  # a static method or (de)serialisation: not the transform's data
-        if cls is None and not self._functions and not self._lambdas and called_class is None:
+        if cls is None and not functions and not self.ctx.lambdas and called_class is None:
             return
         direct = self._current_method() is not None
-        if self._in_return or self._lambdas:
+        if self._in_return or self.ctx.lambdas:
             self._returned.add(id(node))
         self._candidates.append(
             _Candidate(
@@ -540,8 +487,8 @@ class TensorDictWithoutDevice(Rule):
                 class_qualname=cls.qualname if cls is not None else None,
                 class_name=cls.name if cls is not None else "",
                 method=method.name.value if method is not None else None,
-                functions=tuple(self._functions),
-                lambdas=tuple(id(lam) for lam in self._lambdas),
+                functions=functions,
+                lambdas=tuple(id(lam) for lam in self.ctx.lambdas),
                 called_class=called_class,
                 class_fix=self._fix(node, self._method_parameters()) if direct and factory is None else None,
                 function_fix=self._fix(node, self._function_parameters()) if factory is None else None,
@@ -556,30 +503,33 @@ class TensorDictWithoutDevice(Rule):
         for candidate in self._candidates:
             if not everywhere and id(candidate.call) not in self._returned:
                 continue  # scratch or internal state, not what the transform hands on
+            if candidate.factory is not None and tuple(candidate.factory.rsplit(".", 1)) in self._own_helpers:
+                continue  # a helper the class defines, whose own TensorDicts are candidates
             buffer = self._buffer_of(candidate)
             what = "`TensorDict(..., device=None)`" if candidate.written_none else "`TensorDict(...)` without a device"
             if candidate.factory is not None:
                 self._report_factory(candidate, buffer)
             elif buffer is not None:
-                where, owner = buffer
+                where, (owner, given) = buffer
                 message = f"{what} in `{where}`, a `{owner}` transform: {_WHY_DOWNSTREAM}"
                 direct = bool(candidate.functions) and where == candidate.functions[-1]
-                self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.function_fix if direct else None)
+                self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.function_fix if direct else None,
+                            requires=(given,) if given is not None else ())
             elif candidate.class_qualname is not None and self._builds_output(candidate):
                 message = f"{what} in the transform `{candidate.class_name}`: {_WHY_DOWNSTREAM}"
                 self.report(candidate.call, message, remedy=_ADVICE, fix=candidate.class_fix,
                             requires=(IsTransform(candidate.class_qualname),))
 
-    def _report_factory(self, candidate: _Candidate, buffer: tuple[str, str] | None) -> None:
+    def _report_factory(self, candidate: _Candidate, buffer: tuple[str, _Buffer] | None) -> None:
         """A returned call of a project factory: the finding stands if the index says every return of
         the factory is a device-less TensorDict. No fix: the TensorDict is built in the factory."""
         assert candidate.factory is not None
         name = candidate.factory.rpartition(".")[2]
         tail = f"a `TensorDict` without a device: {_WHY_DOWNSTREAM}"
         if buffer is not None:
-            where, owner = buffer
+            where, (owner, given) = buffer
             message = f"`{name}(...)` gives `{where}`, a `{owner}` transform, {tail}"
-            requires = (UnplacedFactory(candidate.factory, None, candidate.member),)
+            requires = (UnplacedFactory(candidate.factory, None, candidate.member, given),)
         elif candidate.class_qualname is not None and self._builds_output(candidate):
             message = f"`{name}(...)` gives the transform `{candidate.class_name}` {tail}"
             requires = (UnplacedFactory(candidate.factory, candidate.class_qualname, candidate.member),)
@@ -594,17 +544,10 @@ class TensorDictWithoutDevice(Rule):
             return True
         if candidate.method is None or candidate.class_qualname is None:
             return False
-        output = set(TRANSFORM_TENSORDICT_METHODS)
-        frontier = list(output)
-        while frontier:
-            method = frontier.pop()
-            for helper in self._returns_from.get((candidate.class_qualname, method), ()):
-                if helper not in output:
-                    output.add(helper)
-                    frontier.append(helper)
-        return candidate.method in output
+        return candidate.method in returned_methods(self.ctx.facts.functions, candidate.class_qualname,
+                                                    TRANSFORM_TENSORDICT_METHODS)
 
-    def _buffer_of(self, candidate: _Candidate) -> tuple[str, str] | None:
+    def _buffer_of(self, candidate: _Candidate) -> tuple[str, _Buffer] | None:
         """(function, replay buffer) when the call sits in a function given as a buffer's ``transform=``."""
         for name in reversed(candidate.functions):
             if name in self._buffer_functions:
@@ -620,46 +563,34 @@ class TensorDictWithoutDevice(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
+        if isinstance(requirement, GivenToBuffer):
+            buffer = index.argument_reaches(requirement.callee, requirement.slot, _takes_transform, path)
+            return {"buffer": buffer.rpartition(".")[2]} if buffer is not None else None
         if isinstance(requirement, UnplacedFactory):
             if requirement.transform is not None and not index.derives_from(requirement.transform, is_torchrl_transform,
                                                                              near=path):
                 return None
-            factory = _member_method(requirement, index, path) if requirement.member else requirement.factory
+            given = cls.resolve(requirement.buffer, index, path, options) if requirement.buffer is not None else {}
+            if given is None:
+                return None
+            factory: str | None = requirement.factory
+            if requirement.member is not None:  # ``self.pairer.build``: ``module.Pairer.build``
+                owner = member_class(index, *requirement.member, path)
+                factory = f"{owner}.{factory}" if owner is not None else None
             builder = index.unplaced_tensordict(factory, path) if factory is not None else None
             if builder is None:
                 return None
             name = builder.qualname.rpartition(".")[2]
             through = "" if name == requirement.factory.rpartition(".")[2] else f"in `{name}` "
-            return {"built": f"{through}at {_definition(builder)}"}
+            return {**given, "built": f"{through}at {_definition(builder)}"}
         if not isinstance(requirement, IsTransform):
             return super().resolve(requirement, index, path, options)
         return {} if index.derives_from(requirement.qualname, is_torchrl_transform, near=path) else None
 
-    def _may_be_transform(self, qualname: str, depth: int = 0) -> bool:
-        """False when the class provably derives from no transform: every base, followed through this
-        file's classes, is a library class that is not one. Saves the index a question (and the file
-        a position pass) for the many classes that build TensorDicts and are not transforms."""
-        cls = self.ctx.facts.classes.get(qualname)
-        if cls is None or depth > 16:
-            return True
-        for base in cls.bases:
-            if is_torchrl_transform(base):
-                return True
-            if base in self.ctx.facts.classes:
-                if self._may_be_transform(base, depth + 1):
-                    return True
-            elif not base.startswith(_NEVER_TRANSFORMS):
-                return True
-        return False
-
-    def _enclosing_method(self) -> cst.FunctionDef | None:
-        """The method of the innermost class that the traversal is in, nested functions included."""
-        return self.ctx.enclosing_method()
-
     # ----- the fix -----
     def _current_method(self) -> cst.FunctionDef | None:
         """The method the call is directly in (not in a nested function or lambda)."""
-        return None if self._lambdas else self.ctx.current_method()
+        return None if self.ctx.lambdas else self.ctx.current_method()
 
     def _method_parameters(self) -> list[str]:
         """The method's parameters known to hold the TensorDict it works on, the primary one first."""
@@ -675,9 +606,10 @@ class TensorDictWithoutDevice(Rule):
 
     def _function_parameters(self) -> list[str]:
         """For a plain function given as a replay buffer's ``transform=``: its first parameter."""
-        if self._lambdas or not self._function_nodes or self.ctx.scope_node is not self._function_nodes[-1]:
+        functions = self.ctx.enclosing_functions()
+        if self.ctx.lambdas or not functions or self.ctx.scope_node is not functions[-1]:
             return []
-        function = self._function_nodes[-1]
+        function = functions[-1]
         ordered = [*function.params.posonly_params, *function.params.params]
         known = ordered[:1] + [p for p in (*ordered, *function.params.kwonly_params) if self._annotated_tensordict(p)]
         return self._usable(known)
@@ -702,7 +634,7 @@ class TensorDictWithoutDevice(Rule):
         source = _read_only_from(call, params, lambda c: is_tensordict_class(self.ctx.callee(c) or ""))
         param = source or params[0]
         device = cst.Attribute(cst.Name(param), cst.Name("device"))
-        edit = _device_edit(call, device)
+        edit = keyword_edit(call, "device", device, position=2)  # TensorDict(source, batch_size, device)
         if source is not None:
             description = f"Add `device={param}.device` (every value is read from `{param}`)"
             return Fix("safe", description, (edit,))
@@ -711,17 +643,27 @@ class TensorDictWithoutDevice(Rule):
         return Fix("unsafe", description, (edit,))
 
 
-def _member_method(requirement: UnplacedFactory, index: ProjectIndex, path: str) -> str | None:
-    """``module.Pairer.build`` for ``self.pairer.build``: every assignment of ``self.pairer`` builds one
-    class (or calls one factory of the project that builds it); None otherwise."""
-    assert requirement.member is not None
-    callees = {fact.callee for fact in attr_facts(index, *requirement.member, path)}
-    if len(callees) != 1 or None in callees:
-        return None
-    callee = callees.pop()
-    assert callee is not None
-    built = index.built_class(callee, path)
-    return f"{built[0] if built else callee}.{requirement.factory}"
+def _stacked(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
+    """``torch.stack(tds)``: stacking device-less TensorDicts gives one without a device too."""
+    args = positional(call) if ctx.callee(call) in _STACKS else []
+    return args[0].value if args else None
+
+
+def _takes_transform(callee: str, keyword: str) -> bool:
+    """The sink of a buffer factory's argument: a replay buffer's ``transform=``."""
+    return keyword == "transform" and is_replay_buffer(callee)
+
+
+def _given(table: dict, key: Any, buffer: _Buffer) -> None:
+    """Record the buffer a callable was given to; one it was given to directly wins over one reached
+    through a function of the project, which the index must confirm."""
+    if key not in table or table[key][1] is not None:
+        table[key] = buffer
+
+
+def _spreads(callee: str) -> bool:
+    """``Compose(a, b)``: a transform that calls each transform it is given."""
+    return callee.rpartition(".")[2] == "Compose" and is_torchrl_transform(callee)
 
 
 def _definition(function: FunctionFacts) -> str:
@@ -801,47 +743,3 @@ def _handles_data(method: cst.FunctionDef) -> bool:
 
 def _is_param(node: cst.BaseExpression, param: str) -> bool:
     return isinstance(node, cst.Name) and node.value == param
-
-
-def _device_edit(call: cst.Call, device: cst.BaseExpression) -> Edit:
-    """Set ``device=`` on the call: replace a written ``None``, or append the keyword after the last argument."""
-    written = keyword(call, "device")
-    if written is not None:
-        return Edit(written.value, device)
-    args = positional(call)
-    if len(args) >= 3:
-        return Edit(args[2].value, device)
-    new = cst.Arg(
-        keyword=cst.Name("device"),
-        value=device,
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-    if not call.args:
-        return Edit(call, call.with_changes(args=[new]))
-    last = call.args[-1]
-    separator = _separator(call)
-    if isinstance(last.comma, cst.Comma):
-        # A trailing comma stays trailing: the new argument takes it, and its own line if the call has one per line.
-        closing = last.comma.whitespace_after
-        if isinstance(closing, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
-            kept = last.comma.with_changes(whitespace_after=closing.with_changes(indent=separator.indent, last_line=separator.last_line))
-            trailing = cst.Comma(whitespace_after=closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=()))
-            new = new.with_changes(comma=trailing, whitespace_after_arg=last.whitespace_after_arg)
-            last = last.with_changes(comma=kept, whitespace_after_arg=cst.SimpleWhitespace(""))
-        else:
-            new = new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
-            last = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace(""))
-    else:
-        new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
-        last = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace(""))
-    return Edit(call.args[-1], cst.FlattenSentinel([last, new]))
-
-
-def _separator(call: cst.Call) -> cst.SimpleWhitespace | cst.ParenthesizedWhitespace:
-    """The whitespace that goes before a new argument: a new line when the arguments have one each."""
-    before: Any = call.whitespace_before_args
-    if len(call.args) >= 2 and isinstance(call.args[-2].comma, cst.Comma):
-        before = call.args[-2].comma.whitespace_after
-    if isinstance(before, cst.ParenthesizedWhitespace):
-        return before.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
-    return cst.SimpleWhitespace(" ")

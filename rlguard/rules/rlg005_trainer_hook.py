@@ -10,7 +10,8 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
-from rlguard.engine.suggest import closest
+from rlguard.engine.reach import bound_once, may_derive_from, member_class
+from rlguard.engine.suggest import closest, one_edit_away
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
     TRAINER_HOOK_BASES,
@@ -21,12 +22,15 @@ from rlguard.rules.data import (
 )
 from rlguard.engine.types import keyword, positional
 
-# Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
 @dataclass(frozen=True)
 class IsTrainer(Requirement):
-    """The receiver of ``register_op``, an instance of ``qualname``, is a torchrl Trainer."""
+    """The receiver of ``register_op``, an instance of the class ``qualname`` (or what a call of the
+    project factory ``qualname`` gives, or with ``member`` what ``self.<member>`` of class ``qualname``
+    holds), is a torchrl Trainer; with ``unknown_is_trainer``, also when that is unknown."""
 
     qualname: str
+    unknown_is_trainer: bool = False
+    member: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class HookMethods(Requirement):
     qualname: str
 
 
+# Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
 _KNOWN_METHODS: dict[str, frozenset[str]] = {
     "builtins.object": frozenset(),
     "abc.ABC": frozenset(),
@@ -43,8 +48,6 @@ _KNOWN_METHODS: dict[str, frozenset[str]] = {
     "torch.nn.Module": frozenset({"state_dict", "load_state_dict"}),
     "torch.nn.modules.module.Module": frozenset({"state_dict", "load_state_dict"}),
 }
-# Bases from these packages are known not to derive from TrainerHookBase.
-_NEVER_HOOKS = ("builtins.", "abc.", "typing.", "collections.", "enum.", "torch.", "tensordict.", "numpy.")
 _CONSEQUENCES = {
     "state_dict": "saving a checkpoint (`Trainer.state_dict()`, `save_trainer()`) raises `NotImplementedError` "
                   "once the hook is registered as a module, and its state is silently left out when it is not",
@@ -68,18 +71,6 @@ def _version(target: tuple[int, ...]) -> str:
     return ".".join(str(part) for part in target)
 
 
-def _one_edit_away(a: str, b: str) -> bool:
-    """Levenshtein distance exactly 1: one insertion, deletion or substitution."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    return a[i + (len(a) == len(b)):] == b[i + 1:]
-
-
 class TrainerHook(Rule):
     code = "RLG005"
     name = "trainer-hook"
@@ -98,16 +89,19 @@ class TrainerHook(Rule):
         "raises `RuntimeError` for any other (a typo such as `\"post_step\"`). The set depends on the "
         "torchrl version: torchrl 0.14 added `pre_epoch`, `post_epoch`, `pre_epoch_log`, `post_epoch_log`, "
         "`process_loss`, `post_optim_complete_log`, `setup` and `shutdown` to the original ten. The "
-        "message names the closest valid destination. Calls on receivers known not to be a Trainer (built "
-        "by another class's constructor, or `self` in a class that is not a Trainer), and destinations "
-        "that are not string literals, are not reported. `register_hook`, the alias, is checked when the "
-        "receiver is known to be a Trainer."
+        "message names the closest valid destination. A destination is a string literal, or a name bound "
+        "once to one (a module constant `DEST = \"post_step\"`). Calls on receivers known not to be a "
+        "Trainer (built by another class's constructor, by a factory of the project that builds one, or "
+        "`self` in a class that is not a Trainer), and other destinations, are not reported. "
+        "`register_hook`, the alias, is checked when the receiver is known to be a Trainer, also one a "
+        "factory of the project returns."
     )
     fix_doc = (
         "Unsafe. A `register_op` destination one edit away (one letter added, removed or changed) from "
         "exactly one valid destination is renamed to it, keeping the quotes. It is unsafe because the "
         "op then really runs, at that point of the training loop, with the arguments that destination "
-        "passes: check the op's signature. Hook classes get no automatic fix: implement the missing "
+        "passes: check the op's signature. A destination held in a constant is not rewritten (the constant "
+        "may serve elsewhere). Hook classes get no automatic fix: implement the missing "
         "methods (`state_dict` can return `{}` for a stateless hook)."
     )
     tokens = (("register_op", "register_hook", "TrainerHookBase"),)
@@ -245,38 +239,15 @@ class TrainerHook(Rule):
         ),
     )
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._abstract: set[str] = set()  # classes (qualnames) that declare abstract methods
-
     # ----- hook classes -----
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        cls = self.ctx.method_class()
-        if cls is not None and any(_is_abstractmethod(d.decorator) for d in node.decorators):
-            self._abstract.add(cls.qualname)
-
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         cls = self.ctx.current_class
-        if cls is None or cls.qualname in self._abstract or not self._may_be_hook(cls.qualname):
+        if cls is None or cls.abstract or not may_derive_from(
+                self.ctx.facts.classes, cls.qualname, TRAINER_HOOK_BASES.__contains__):
             return
         message = f"`{cls.name}` lacks a working {{missing}}: `TrainerHookBase`'s versions raise NotImplementedError"
         self.report(node, message, remedy="implement {missing} (a body that only raises NotImplementedError counts as missing): "
                     "without it, {consequences}", requires=(HookMethods(cls.qualname),))
-
-    def _may_be_hook(self, qualname: str, depth: int = 0) -> bool:
-        """False when no base, followed through this file's classes, can lead to TrainerHookBase."""
-        cls = self.ctx.facts.classes.get(qualname)
-        if cls is None or depth > 16:
-            return True
-        for base in cls.bases:
-            if base in TRAINER_HOOK_BASES:
-                return True
-            if base in self.ctx.facts.classes:
-                if self._may_be_hook(base, depth + 1):
-                    return True
-            elif not base.startswith(_NEVER_HOOKS) and base != "?":
-                return True
-        return False
 
     # ----- register_op -----
     def visit_Call(self, node: cst.Call) -> None:
@@ -285,7 +256,8 @@ class TrainerHook(Rule):
             return
         dest = keyword(node, "dest")
         args = positional(node)
-        literal = dest.value if dest is not None else args[0].value if args else None
+        written = dest.value if dest is not None else args[0].value if args else None
+        literal = bound_once(written, self.ctx) if written is not None else None  # ``DEST = "post_step"``
         if not isinstance(literal, (cst.SimpleString, cst.ConcatenatedString)):
             return
         name = literal.evaluated_value
@@ -298,13 +270,14 @@ class TrainerHook(Rule):
         method = func.attr.value
         message = (f"`{method}({name!r}, ...)` raises `RuntimeError`: {name!r} is not a hook destination in "
                    f"torchrl {_version(self.ctx.target)}")
-        self.report(node, message, remedy=_remedy(name, valid), fix=self._fix(literal, name, valid), requires=requires)
+        fix = self._fix(literal, name, valid) if literal is written else None  # a constant may serve elsewhere too
+        self.report(node, message, remedy=_remedy(name, valid), fix=fix, requires=requires)
 
     @staticmethod
     def _fix(literal: cst.BaseExpression, name: str, valid: tuple[str, ...]) -> Fix | None:
         if not isinstance(literal, cst.SimpleString):
             return None
-        close = [hook for hook in valid if _one_edit_away(name, hook)]
+        close = [hook for hook in valid if one_edit_away(name, hook)]
         if len(close) != 1 or literal.raw_value != name:
             return None
         new = cst.SimpleString(f"{literal.prefix}{literal.quote}{close[0]}{literal.quote}")
@@ -321,28 +294,23 @@ class TrainerHook(Rule):
             return unknown
         if instance.kind == "self":
             return (IsTrainer(instance.names[0]),)
-        if instance.kind == "self-attr":
-            cls = self.ctx.current_class
-            callees = [fact.callee for fact in cls.attrs.get(instance.attr or "", [])] if cls is not None else []
-            if not callees or any(callee is None for callee in callees):
-                return unknown
-            return self._built_by(callees, unknown)
+        if instance.kind == "self-attr":  # what the member holds, the index says (``reach.member_class``)
+            return (IsTrainer(instance.names[0], unknown is not None, instance.attr),)
         if instance.kind in ("built", "annotated"):
             return self._built_by(list(instance.names), unknown)
         return unknown
 
     @staticmethod
     def _built_by(classes: list[str | None], unknown: tuple[Requirement, ...] | None) -> tuple[Requirement, ...] | None:
-        """Requirements for a receiver built by (or annotated as) one of ``classes``."""
+        """Requirements for a receiver built by (or annotated as) one of ``classes``, or by a factory:
+        the index says what the factory gives."""
         requires: list[Requirement] = []
         for qualname in classes:
             if qualname is None:
                 return unknown
             if is_torchrl_trainer(qualname):
                 return ()
-            if not qualname.rpartition(".")[2][:1].isupper():
-                return unknown  # a factory function: it may well return a Trainer
-            requires.append(IsTrainer(qualname))
+            requires.append(IsTrainer(qualname, unknown_is_trainer=unknown is not None))
         return tuple(requires) or unknown
 
     # ----- resolution against the project index -----
@@ -351,12 +319,22 @@ class TrainerHook(Rule):
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         if isinstance(requirement, IsTrainer):
             qualname = requirement.qualname
+            if requirement.member is not None:
+                held = member_class(index, qualname, requirement.member, path)
+                if held is None:
+                    return {} if requirement.unknown_is_trainer else None
+                qualname = held
             if index.derives_from(qualname, is_torchrl_trainer, near=path):
                 return {}
-            # A class outside the project: only a name that says so is taken for a Trainer.
-            if index.get_class(qualname, path) is None and qualname.endswith("Trainer"):
-                return {}
-            return None
+            if index.get_class(qualname, path) is not None:
+                return None
+            if index.get_function(qualname, path) is not None:  # a factory of the project
+                return {} if requirement.unknown_is_trainer and index.built_class(qualname, path) is None else None
+            # A class outside the project: only a name that says so is taken for a Trainer; a function
+            # outside it may well return one.
+            if qualname.rpartition(".")[2][:1].isupper():
+                return {} if qualname.endswith("Trainer") else None
+            return {} if requirement.unknown_is_trainer else None
         if not isinstance(requirement, HookMethods):
             return super().resolve(requirement, index, path, options)
         missing = _missing_methods(requirement.qualname, index, path)
@@ -366,12 +344,6 @@ class TrainerHook(Rule):
             "missing": ", ".join(f"`{m}`" for m in missing),
             "consequences": "; ".join(_CONSEQUENCES[m] for m in missing),
         }
-
-
-def _is_abstractmethod(decorator: cst.BaseExpression) -> bool:
-    return (isinstance(decorator, cst.Name) and decorator.value == "abstractmethod") or (
-        isinstance(decorator, cst.Attribute) and decorator.attr.value == "abstractmethod"
-    )
 
 
 def _missing_methods(qualname: str, index: ProjectIndex, path: str) -> list[str]:

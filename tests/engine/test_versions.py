@@ -189,3 +189,27 @@ def test_any_nesting_is_judged_without_error_and_fixed_into_valid_code(lines, ta
     assert not [f for f in check_source(source, select=select, target=target) if f.code in ("RLG999", "RLG000")]
     fixed = fix_source(source, select=select, target=target, unsafe=True)
     compile(fixed, "<fixed>", "exec")
+
+
+def test_changes_beyond_names_are_judged_under_gates_too():
+    """A removed keyword, a raising wrapper and an enum member that raises are version findings like a
+    removed name: silent in the branch for the releases that have them, flagged (and fixed) outside."""
+    keyword = "from torchrl.objectives import ClipPPOLoss\n" + V + \
+        "if TORCHRL < Version('0.11'):\n    loss = ClipPPOLoss(actor, critic, entropy_coef=0.01)\n" \
+        "else:\n    loss = ClipPPOLoss(actor, critic, entropy_coeff=0.01)\n"
+    assert _lines(keyword, ">=0.9") == []
+    assert _lines(keyword.replace("< Version('0.11')", "< Version('0.13')"), ">=0.9") == [6]
+    wrapper = "from torchrl.modules import OrnsteinUhlenbeckProcessWrapper as OU\n" + V + \
+        "if TORCHRL < Version('0.7'):\n    policy = OU(actor)\n"
+    assert _lines(wrapper, ">=0.6") == []  # its constructor only raises from 0.7 on
+    assert _lines(wrapper.replace("< Version('0.7')", "< Version('0.8')"), ">=0.6") == [6]
+    member = "from torchrl.envs.utils import ExplorationType\nfrom torchrl.modules import TanhNormal\n" + V + \
+        "MODE = ExplorationType.MODE if TORCHRL < Version('0.6') else ExplorationType.DETERMINISTIC\n"
+    assert _lines(member, ">=0.5") == []
+    assert _lines(member.replace("< Version('0.6')", "< Version('0.7')"), ">=0.5") == [6]
+
+
+def test_a_class_whose_constructor_only_raises_still_exists():
+    """``hasattr(torchrl.modules, "EGreedyWrapper")`` is true on 0.14: the import works, building raises."""
+    assert exists("torchrl.modules.EGreedyWrapper", (0, 14, 1))
+    assert not exists("torchrl.data.CompositeSpec", (0, 14, 1))

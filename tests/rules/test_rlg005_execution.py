@@ -8,6 +8,7 @@ class missing ``state_dict``/``load_state_dict``/``register`` breaks checkpoints
 from __future__ import annotations
 
 import os
+import sys
 import runpy
 import typing
 import warnings
@@ -211,3 +212,102 @@ def test_torchrl_target_net_updater_hook_lacks_state_dict():
         hook.state_dict()
     with pytest.raises(NotImplementedError):
         hook.load_state_dict({})
+
+
+CONSTANT = '''\
+DEST = "{dest}"
+
+
+def attach(trainer, op):
+    trainer.register_op(DEST, op)
+'''
+
+
+def test_a_destination_held_in_a_module_constant(trainer, tmp_path):
+    (finding,) = rlg005(CONSTANT.format(dest="post_step"))
+    assert "`post_steps`" in finding.full_message and finding.fix is None  # the constant may serve elsewhere
+    path = tmp_path / "constant.py"
+    path.write_text(CONSTANT.format(dest="post_step"))
+    with pytest.raises(RuntimeError, match="post_step is not recognised"):
+        runpy.run_path(str(path))["attach"](trainer, lambda: None)
+
+
+@pytest.mark.parametrize("source", [
+    CONSTANT.format(dest="post_steps"),  # a valid destination
+    CONSTANT.format(dest="post_step").replace('"\n', '"\nif OTHER:\n    DEST = "post_steps"\n', 1),  # bound twice
+])
+def test_a_constant_destination_near_miss(source):
+    assert rlg005(source) == []
+
+
+FACTORY = '''\
+from torchrl.trainers import Trainer
+
+
+def make_trainer(collector, loss, optimizer, path):
+    return Trainer(collector=collector, total_frames=16, frame_skip=1, optim_steps_per_batch=1, loss_module=loss,
+                   optimizer=optimizer, progress_bar=False, save_trainer_file=path)
+'''
+
+USES_FACTORY = '''\
+from factory import make_trainer
+
+
+def train(collector, loss, optimizer, path, op):
+    trainer = make_trainer(collector, loss, optimizer, path)
+    trainer.register_hook("post_step", op)
+    return trainer
+'''
+
+NOT_A_TRAINER = '''\
+class Scheduler:
+    def register_hook(self, dest, op):
+        pass
+
+
+def make_trainer(collector, loss, optimizer, path):
+    return Scheduler()
+'''
+
+
+def test_register_hook_on_a_trainer_from_a_project_factory(tmp_path):
+    found = [f for f in check_source(USES_FACTORY, select=["RLG005"], extra_files={"factory.py": FACTORY})
+             if f.code == "RLG005"]
+    assert len(found) == 1 and "`register_hook('post_step', ...)`" in found[0].full_message
+    # A factory of the project that builds something else: not a Trainer, not reported.
+    assert [f for f in check_source(USES_FACTORY, select=["RLG005"], extra_files={"factory.py": NOT_A_TRAINER})
+            if f.code == "RLG005"] == []
+
+    (tmp_path / "factory.py").write_text(FACTORY)
+    (tmp_path / "train.py").write_text(USES_FACTORY)
+    loss, actor = make_loss()
+    collector = Collector(ContinuousActionVecMockEnv(), actor, frames_per_batch=8, total_frames=16)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        train = runpy.run_path(str(tmp_path / "train.py"))["train"]
+        with warnings.catch_warnings(), pytest.raises(RuntimeError, match="post_step is not recognised"):
+            warnings.simplefilter("ignore")
+            train(collector, loss, torch.optim.Adam(loss.parameters()), str(tmp_path / "t.pt"), lambda: None)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("factory", None)
+        collector.shutdown()
+
+
+def test_register_op_on_a_project_factory_that_builds_no_trainer_is_not_reported():
+    source = USES_FACTORY.replace("register_hook", "register_op")
+    assert [f for f in check_source(source, select=["RLG005"], extra_files={"factory.py": NOT_A_TRAINER})
+            if f.code == "RLG005"] == []
+
+
+@pytest.mark.parametrize("rebinding", [
+    'DEST = "post_steps"\n',  # bound again further down: the function reads the last value
+    'def configure():\n    global DEST\n    DEST = "post_steps"\n',
+])
+def test_a_constant_rebound_after_the_function_is_not_read_as_the_first_value(rebinding, trainer, tmp_path):
+    source = CONSTANT.format(dest="post_step") + "\n\n" + rebinding
+    assert rlg005(source) == []
+    if rebinding.startswith("DEST"):  # the call really takes the last value: torchrl accepts it
+        path = tmp_path / "rebound.py"
+        path.write_text(source)
+        runpy.run_path(str(path))["attach"](trainer, lambda: None)

@@ -10,7 +10,8 @@ import libcst as cst
 import pytest
 
 from rlguard.rules.data import TRAINER_HOOKS_ORIGINAL, trainer_hooks_for
-from rlguard.rules.rlg005_trainer_hook import TrainerHook, _one_edit_away
+from rlguard.engine.suggest import one_edit_away
+from rlguard.rules.rlg005_trainer_hook import TrainerHook
 from rlguard.testing import check_source, fix_source
 
 
@@ -304,7 +305,7 @@ def test_no_fix_beyond_one_edit(typo):
     assert fixed(source) == source
 
 
-def test_no_fix_when_two_names_are_one_edit_away():
+def test_no_fix_when_two_names_areone_edit_away():
     literal = cst.parse_expression("'post_log'")
     assert TrainerHook._fix(literal, "post_log", ("post_logs", "post_loq")) is None
     assert TrainerHook._fix(literal, "post_log", ("post_logs", "pre_steps")) is not None
@@ -323,10 +324,44 @@ def test_fix_keeps_crlf_and_is_idempotent():
     assert findings(once) == []
 
 
-def test_one_edit_away():
-    assert _one_edit_away("post_step", "post_steps")
-    assert _one_edit_away("post_steps", "post_step")
-    assert _one_edit_away("post_stepz", "post_steps")
-    assert not _one_edit_away("post_stpes", "post_steps")
-    assert not _one_edit_away("post_steps", "post_steps")
-    assert not _one_edit_away("pre", "post")
+def testone_edit_away():
+    assert one_edit_away("post_step", "post_steps")
+    assert one_edit_away("post_steps", "post_step")
+    assert one_edit_away("post_stepz", "post_steps")
+    assert not one_edit_away("post_stpes", "post_steps")
+    assert not one_edit_away("post_steps", "post_steps")
+    assert not one_edit_away("pre", "post")
+
+
+MEMBER_BASE = '''\
+from torchrl.trainers import Trainer
+
+
+class Scheduler:
+    def register_hook(self, dest, op):
+        pass
+
+
+class Runner:
+    def __init__(self, cfg):
+        self.trainer = {built}
+'''
+
+MEMBER = '''\
+from runner import Runner
+
+
+class PPORunner(Runner):
+    def add_hooks(self, op):
+        self.trainer.register_hook("post_step", op)
+'''
+
+
+@pytest.mark.parametrize("built, flagged", [
+    ("Trainer(**cfg)", True),
+    ("Scheduler()", False),  # the member holds something else: not a Trainer
+])
+def test_a_member_assigned_in_a_base_class_of_another_file(built, flagged):
+    """``self.trainer`` is assigned in the base class only: the index reads it along the MRO."""
+    found = findings(MEMBER, extra_files={"runner.py": MEMBER_BASE.format(built=built)})
+    assert len(found) == int(flagged)
