@@ -30,9 +30,10 @@ def _wheel(cache: str, package: str, version: str) -> str:
     return found
 
 
-def old_stack(folder: Path, wheels: str, torchrl: str, tensordict: str) -> list[str]:
+def old_stack(folder: Path, wheels: str, torchrl: str, tensordict: str, hidden: tuple[str, ...] = ()) -> list[str]:
     """The path entries that give Python torchrl ``torchrl`` and tensordict ``tensordict`` (run with ``-S``),
-    from the release wheels in ``wheels`` (the ``release_wheels`` fixture's folder)."""
+    from the release wheels in ``wheels`` (the ``release_wheels`` fixture's folder). The packages named in
+    ``hidden`` are left out of the view too, for the caller to put their old releases in the first entry."""
     site, view = folder / "site", folder / "view"
     site.mkdir()
     view.mkdir()
@@ -40,7 +41,7 @@ def old_stack(folder: Path, wheels: str, torchrl: str, tensordict: str) -> list[
         with zipfile.ZipFile(_wheel(wheels, package, version)) as wheel:
             wheel.extractall(site)
     for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
-        if entry.name.partition("-")[0].lower() not in HIDDEN and not entry.name.endswith(".pth"):
+        if entry.name.partition("-")[0].lower() not in HIDDEN + hidden and not entry.name.endswith(".pth"):
             (view / entry.name).symlink_to(entry)
     return [str(site), str(view)]
 

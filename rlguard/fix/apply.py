@@ -46,7 +46,10 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:
 
 
 def add_imports(module: cst.Module, imports: Iterable[tuple[str, str]]) -> cst.Module:
-    """Add ``from M import N`` lines after the file's leading imports, once each."""
+    """Add ``from M import N`` lines once each: after the block of imports holding the file's first
+    top-level import from the package of one of them, where the file first loads it, else after the
+    file's leading imports. Code that must run before the package loads (``multiprocessing.set_start_method``,
+    which importing torchrl settles) keeps running first."""
     wanted = list(dict.fromkeys(imports))
     present = _top_level_from_imports(module)
     statements = [
@@ -57,7 +60,9 @@ def add_imports(module: cst.Module, imports: Iterable[tuple[str, str]]) -> cst.M
     if not statements:
         return module
     body = list(module.body)
-    position = _insert_position(body)
+    packages = {source.split(".")[0] for source, _ in wanted}
+    first = next((index for index, statement in enumerate(body) if _imports_from(statement) & packages), None)
+    position = _insert_position(body) if first is None else _end_of_imports(body, first)
     return module.with_changes(body=[*body[:position], *statements, *body[position:]])
 
 
@@ -71,6 +76,28 @@ def _top_level_from_imports(module: cst.Module) -> set[tuple[str, str]]:
                     source = cst.Module([]).code_for_node(small.module)
                     found.update((source, alias.evaluated_name) for alias in small.names if alias.asname is None)
     return found
+
+
+def _imports_from(statement: cst.BaseStatement) -> set[str]:
+    """The top-level packages a top-level ``import``/``from ... import`` line loads (none for a relative one)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return set()
+    found = set()
+    for small in statement.body:
+        if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+            found.add(cst.Module([]).code_for_node(small.module).split(".")[0])
+        elif isinstance(small, cst.Import):
+            found.update(cst.Module([]).code_for_node(alias.name).split(".")[0] for alias in small.names)
+    return found
+
+
+def _end_of_imports(body: Sequence[cst.BaseStatement], start: int) -> int:
+    """The index after the run of import lines that ``start`` begins."""
+    position = start
+    while position < len(body) and isinstance(body[position], cst.SimpleStatementLine) \
+            and isinstance(body[position].body[0], (cst.Import, cst.ImportFrom)):  # type: ignore[attr-defined]
+        position += 1
+    return position
 
 
 def _insert_position(body: Sequence[cst.BaseStatement]) -> int:

@@ -7,18 +7,21 @@ names, RLG007 everything else, so a use is reported once. Each import or use sit
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import ClassVar
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from rlguard.engine.lazy import cst
 
-from rlguard.engine.findings import Applicability, Breaks, Edit, Fix
+from rlguard.engine.findings import Applicability, Breaks, Edit, Fix, Requirement
+from rlguard.engine.index import Built, ProjectIndex
 from rlguard.engine.annotations import ForwardReference, forward_references
 from rlguard.engine.names import dotted_name, loaded_names, module_of_import_from
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
 from rlguard.rules.base import Option, Rule
-from rlguard.rules.data import FORWARDED_KEYWORDS, MEMBER_HOLDERS, REMOVED_API, ApiChange
+from rlguard.rules.data import FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF, REMOVED_API, ApiChange
 from rlguard.rules.removed_api_calls import dict_key_rename, keyword_rename, last_module, string_keys, wrapper_rewrite
 
 # The class a wrapper's rewrite puts the policy and the module in.
@@ -26,6 +29,23 @@ SEQUENTIAL = ("tensordict.nn", "TensorDictSequential")
 
 PREVIEW = Option("preview", bool, False,
                  "Also flag names deprecated at the target but not yet removed, saying which version removes them.")
+
+
+@dataclass(frozen=True)
+class WrapperValue(Requirement):
+    """The value ``built`` describes is an instance of the torchrl class named ``wrapper``, followed through
+    the project's factories (``ProjectIndex.value_class``): ``explore`` in ``model, explore = make_agent()``."""
+
+    built: Built
+    wrapper: str  # the short name: the class is spelled through any of torchrl's modules
+
+
+@dataclass(frozen=True)
+class ClassUsedVia(Requirement):
+    """One of the project modules ``modules`` imports one of torchrl's ``classes``."""
+
+    modules: tuple[str, ...]
+    classes: tuple[str, ...]
 
 
 def _necessary_text(change: ApiChange) -> Token:
@@ -69,7 +89,7 @@ class RemovedApiRule(Rule):
                 self._keywords.setdefault(change.name.rpartition(".")[0], []).append(change)
         self._enum_members = [c for c in owned if c.kind == "member"]
         self._wrapper_calls: list[tuple[cst.Call, ApiChange, cst.Call | None]] = []  # + rewrite, if it fits
-        self._steps: list[tuple[cst.Attribute, str]] = []  # ``policy.step`` of a value built by callee
+        self._steps: list[tuple[cst.Attribute, Built]] = []  # ``policy.step`` of a value built by a call
         self._imported: list[tuple[cst.ImportFrom, cst.ImportAlias, ApiChange, str]] = []  # + statement module
         self._uses: dict[str, list[cst.Name]] = {}  # local name -> Name nodes reading it
         self._not_uses: set[int] = set()  # Name nodes that name something else: ``x.<name>``, ``f(<name>=...)``
@@ -82,7 +102,27 @@ class RemovedApiRule(Rule):
 
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
-        return (tuple(sorted({_necessary_text(c) for c in REMOVED_API if cls.owns(c)}, key=str)),)
+        tokens = {_necessary_text(c) for c in REMOVED_API if cls.owns(c)}
+        if any(c.rewrite == "policy-then-module" for c in REMOVED_API if cls.owns(c)):
+            tokens.add(".step(")  # a wrapper another file builds, annealed here (``_flag_steps``)
+        return (tuple(sorted(tokens, key=str)),)
+
+    @classmethod
+    def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
+                options: Mapping[str, Any]) -> dict[str, str] | None:
+        if isinstance(requirement, WrapperValue):
+            built = index.value_class(requirement.built, path, MODULE_METHODS_RETURNING_SELF)
+            return {} if built is not None and built.startswith("torchrl.") \
+                and built.rpartition(".")[2] == requirement.wrapper else None
+        if isinstance(requirement, ClassUsedVia):
+            for module in requirement.modules:
+                for facts in index.module_files(module, path):
+                    used = sorted(q.rpartition(".")[2] for q in facts.imports.values()
+                                  if q.startswith("torchrl.") and q.rpartition(".")[2] in requirement.classes)
+                    if used:
+                        return {"user": used[0], "module": module}
+            return None
+        return super().resolve(requirement, index, path, options)
 
     # ----- the table at the target -----
     def _state(self, change: ApiChange) -> str | None:
@@ -99,14 +139,14 @@ class RemovedApiRule(Rule):
         return change if change is not None and self._state(change) else None
 
     def _flag(self, node: cst.CSTNode, change: ApiChange, texts: tuple[str, str], raises: str | None,
-              fix: Fix | None = None) -> None:
+              fix: Fix | None = None, requires: tuple[Requirement, ...] = ()) -> None:
         """Report a use of ``change``; ``raises``: what the use raises where the API is gone. The
         engine keeps it only where the code runs at such a version and nothing catches that."""
         message, remedy = texts
         removed = self._state(change) == "removed"
         since = change.removed_in if removed else change.deprecated_in
         breaks = Breaks(since, raises if removed else None) if since is not None else None
-        self.report(node, message, remedy=remedy, fix=fix, breaks=breaks)
+        self.report(node, message, remedy=remedy, fix=fix, breaks=breaks, requires=requires)
 
     def _effect(self, node: cst.CSTNode, at_run_time: str) -> str:
         """What fails: ``at_run_time``, or under ``if TYPE_CHECKING:``, which never runs, the type checker."""
@@ -205,7 +245,7 @@ class RemovedApiRule(Rule):
         self._not_uses.add(id(node.attr))
         self._check_enum_member(node)
         if node.attr.value == "step" and (built := self.ctx.built(node.value)) is not None:
-            self._steps.append((node, built.callee))
+            self._steps.append((node, built))
         change = self._change(self.ctx.qualname(node))
         if change is not None and change.found == "raises":
             return  # the attribute exists; its call is flagged
@@ -293,7 +333,8 @@ class RemovedApiRule(Rule):
             and built.callee.startswith(change.module.split(".")[0] + ".")
 
     def _check_enum_member(self, node: cst.Attribute) -> None:
-        """``ExplorationType.MODE`` in a file that uses a class the member raises with (``TanhNormal``)."""
+        """``ExplorationType.MODE`` in a file that uses a class the member raises with (``TanhNormal``), or
+        that imports from a project module that does (the actor is built there: ``make_ppo_models``)."""
         for change in self._enum_members:
             enum, _, member = change.name.rpartition(".")
             qualname = self.ctx.qualname(node) or ""
@@ -303,13 +344,30 @@ class RemovedApiRule(Rule):
                 continue
             users = sorted({q.rpartition(".")[2] for q in self.ctx.imports.names.values()
                             if q.split(".")[0] == "torchrl" and q.rpartition(".")[2] in change.with_classes})
+            requires: tuple[Requirement, ...] = ()
+            who = f"`{users[0]}`" if users else "`{user}` (which `{module}` imports)"  # filled by ``resolve``
             if not users:
-                continue
+                modules = self._project_modules()
+                if not modules:
+                    continue
+                requires = (ClassUsedVia(modules, change.with_classes),)
             new = (change.replacement or "").rpartition(".")[2]
             fix = Fix("unsafe", f"Use `{new}`", (Edit(node.attr, cst.Name(new)),)) if new else None
-            self._flag(node, change, (f"`{enum.rpartition('.')[2]}.{member}` raises with `{users[0]}` since torchrl "
+            self._flag(node, change, (f"`{enum.rpartition('.')[2]}.{member}` raises with {who} since torchrl "
                                       f"{_text(change.removed_in)} (the target is {_text(self.ctx.target)})",
-                                      f"use `{new}`, as upstream's message says"), "RuntimeError", fix=fix)
+                                      f"use `{new}`, as upstream's message says"), "RuntimeError", fix=fix,
+                       requires=requires)
+
+    def _project_modules(self) -> tuple[str, ...]:
+        """The modules this file imports names from, or imports, that may be the project's own: not the
+        standard library's, torch's, torchrl's or tensordict's (the index finds which are on disk)."""
+        modules: dict[str, None] = {}
+        for qualname in self.ctx.imports.names.values():
+            for module in (qualname, qualname.rpartition(".")[0]):
+                top = module.split(".")[0]
+                if module and top not in ("torch", "torchrl", "tensordict") and top not in sys.stdlib_module_names:
+                    modules[module] = None
+        return tuple(modules)
 
     def _check_member(self, node: cst.Attribute) -> None:
         for change in self._members:
@@ -352,6 +410,7 @@ class RemovedApiRule(Rule):
 
     def leave_Module(self, node: cst.Module) -> None:
         self._flag_wrappers()
+        self._flag_steps()
         # Uses of a from-imported old name are renamed with its import, in one fix. Reported here:
         # whether the code runs only for a type checker is known once the walk is done.
         for statement, alias, change, module in self._imported:
@@ -381,8 +440,8 @@ class RemovedApiRule(Rule):
                 edits.append(Edit(call, rewritten))
                 if change.qualname not in done and self._all_rewritten(change):
                     done.add(change.qualname)
-                    edits += [Edit(step.value, last_module(step.value)) for step, callee in self._steps
-                              if self._change(callee) is change]
+                    edits += [Edit(step.value, last_module(step.value)) for step, built in self._steps
+                              if self._change(built.callee) is change]
                     edits += self._unused_imports(change)
             fix = Fix("unsafe", f"Put the policy in a `{SEQUENTIAL[1]}` followed by `{change.new_name}`", tuple(edits),
                       imports=(SEQUENTIAL, (change.new_module or "", change.new_name or ""))) if edits else None
@@ -397,6 +456,24 @@ class RemovedApiRule(Rule):
             self._flag(call, change, (f"`{old}(...)` raises RuntimeError since torchrl {_text(change.removed_in)}: its "
                                       f"constructor only raises (the target is {_text(self.ctx.target)})", remedy),
                        "RuntimeError", fix=fix)
+
+    def _flag_steps(self) -> None:
+        """``explore.step()`` where ``explore`` is not built by a wrapper call of this file, but may be one
+        through factories (``model, explore = make_agent()`` of another module, or ``Wrapper(...).to(d)``):
+        the index decides. Once the wrapper is rewritten, the annealing lives on the module, the last of
+        the ``TensorDictSequential``; where the wrapper is not rewritten the code fails when it is built."""
+        wrappers = {c.name: c for c in self._names.values() if c.rewrite == "policy-then-module" and self._state(c) == "removed"}
+        for step, built in self._steps:
+            if self._change(built.callee) is not None:
+                continue  # built here: moved with the wrapper's own fix (``_flag_wrappers``)
+            receiver = dotted_name(step.value) or "the policy"
+            for name, change in wrappers.items():
+                fix = Fix("unsafe", f"Call `.step()` on the `{change.new_name}`", (Edit(step.value, last_module(step.value)),))
+                self._flag(step, change, (
+                    f"`{receiver}` is a `{name}`, whose constructor only raises since torchrl {_text(change.removed_in)}: "
+                    f"rewritten as `{SEQUENTIAL[1]}(policy, {change.new_name}(...))`, it has no `.step()`",
+                    f"call `.step()` on the module, the last of the sequence: `{receiver}[-1].step(...)`"),
+                    "RuntimeError", fix=fix, requires=(WrapperValue(built, name),))
 
     def _all_rewritten(self, change: ApiChange) -> bool:
         return all(r is not None for _, c, r in self._wrapper_calls if c is change)
