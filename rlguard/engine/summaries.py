@@ -51,46 +51,18 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
 
 
 def _may_read_parameters(node: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...]) -> bool:
-    """Whether ``node`` may be built from a parameter: it reads one, or a local name whose bindings (and
-    what was added to them) read one, transitively. Only then can a kind assumed for a parameter change
-    what it gives; most returns are built from attributes, module names and literals alone."""
+    """Whether ``node`` reads a parameter, or a local name that may have been built from one: only
+    then can a kind assumed for a parameter change what it gives (most returns read neither)."""
     from rlguard.engine.traversal import iter_nodes  # here: the traversal imports the context, which imports this
 
-    bindings = ctx.scopes[-1].bindings
-    pending, seen = [node], _parameter_names(ctx.scopes[-1].node)  # ``self``, ``*args``: never given a kind
-    while pending:
-        for name in iter_nodes(pending.pop()):
-            if not isinstance(name, cst.Name) or name.value in seen and name.value not in params:
-                continue
-            if name.value in params:
-                return True
-            seen.add(name.value)
-            binding = bindings.get(name.value)
-            while binding is not None:
-                sources = _sources(binding)
-                if sources is None:
-                    return True  # bound by something not followed here: it may hold a parameter
-                pending.extend(sources)
-                binding = binding.previous
-    return False
-
-
-def _parameter_names(function: cst.CSTNode | None) -> set[str]:
-    if not isinstance(function, cst.FunctionDef):
-        return set()
-    declared = function.params
-    every = [*declared.posonly_params, *declared.params, *declared.kwonly_params, declared.star_arg, declared.star_kwarg]
-    return {p.name.value for p in every if isinstance(p, cst.Param)}
-
-
-def _sources(binding: Binding) -> list[cst.BaseExpression] | None:
-    """The expressions a local binding was built from, or None when it was bound another way."""
-    origin = binding.value if binding.value is not None else binding.iterated
-    if origin is None and binding.unpacked is not None:
-        origin = binding.unpacked[0]
-    if origin is None:
-        return None
-    return [origin, *(added.value for added in binding.added)]
+    function = ctx.scopes[-1].node
+    own: set[str] = set()
+    if isinstance(function, cst.FunctionDef):
+        declared = function.params
+        every = [*declared.posonly_params, *declared.params, *declared.kwonly_params, declared.star_arg, declared.star_kwarg]
+        own = {p.name.value for p in every if isinstance(p, cst.Param)}
+    relevant = set(params) | (set(ctx.scopes[-1].bindings) - own)
+    return any(isinstance(name, cst.Name) and name.value in relevant for name in iter_nodes(node))
 
 
 def _returned_kind(inference: _Inference, node: cst.BaseExpression, env: _Env) -> str | None:
