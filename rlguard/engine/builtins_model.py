@@ -39,6 +39,12 @@ def mutation(container: str, method: str) -> list[Term]:
     return _data()["mutators"].get(container, {}).get(method, [])
 
 
+def mutated_kind(method: str) -> str | None:
+    """The one kind of container that has the mutating method ``method`` (``append``: a list), if only one has it."""
+    kinds = [kind for kind, methods in _data()["mutators"].items() if method in methods]
+    return kinds[0] if len(kinds) == 1 else None
+
+
 @cache
 def list_builders() -> frozenset[str]:
     """The built-in functions that always give a new list (``sorted``): every overload's result is one."""

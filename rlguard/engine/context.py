@@ -18,6 +18,7 @@ from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
 from rlguard.engine.member_facts import field_default, forwarded, has_fields, lazily_set, stored_parameter
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
+from rlguard.engine.builtins_model import mutated_kind
 from rlguard.engine.reach import argument_slots
 from rlguard.engine.summaries import parameters_reaching, returned_value
 from rlguard.engine.class_lookup import may_be_project
@@ -712,6 +713,14 @@ class FileContext:
         container = self.mutable_container(node.func.value)
         if container is not None:
             container[0].added.extend(map(self.pinned, mutation_added(container[1], node.func.attr.value, node)))
+            return
+        # ``history[key].append(v)``: an item of a followed container gains ``v``, so the container holds it
+        # (one level deeper, which is what the rules ask: whether a tensor is anywhere inside).
+        target = node.func.value
+        outer = self.mutable_container(target.value) if isinstance(target, cst.Subscript) else None
+        item_kind = mutated_kind(node.func.attr.value)
+        if outer is not None and item_kind is not None:
+            outer[0].added.extend(map(self.pinned, mutation_added(item_kind, node.func.attr.value, node)))
 
     def record_augmented(self, node: cst.AugAssign) -> None:
         """``items += more``: the container gains the items; any other augmented assignment rebinds."""

@@ -40,6 +40,15 @@ FLOWS = {
         payload = {"iter": 1, **summarize(batch)}
         out = json.dumps(payload)
     """, ".mean(),", ".mean().item(),", ".max()}", ".max().item()}"),
+    "items of a defaultdict's lists appended": ("""
+        import collections
+
+        history = collections.defaultdict(list)
+        for step in range(3):
+            history["reward"].append(torch.ones(2).mean() * step)
+            history["steps"].append(step)
+        out = json.dumps(dict(history))
+    """, ".mean() * step)", ".mean().item() * step)"),
     "dict filled in a loop": ("""
         losses = {"actor": torch.ones(2).sum(), "critic": torch.zeros(2).sum()}
         metrics = {}
