@@ -17,7 +17,6 @@ Usage: ``python -m rlguard_dev.builtins_model --write`` (or ``--check``).
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 import mypy
 
 from rlguard.engine.builtins_model import MODEL_PATH
-from rlguard.engine.generated import is_current, write_generated
+from rlguard_dev.one_file import run
 
 STDLIB = Path(mypy.__file__).parent / "typeshed" / "stdlib"
 # Stub files the protocols and generics of builtins.pyi are defined in.
@@ -258,19 +257,7 @@ def build() -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true")
-    parser.add_argument("--check", action="store_true")
-    options = parser.parse_args(argv)
-    text = build()
-    if options.write:
-        write_generated(MODEL_PATH, text)
-        return 0
-    if options.check:
-        return 0 if is_current(MODEL_PATH, text) else 1
-    sys.stdout.write(text)
-    return 0
-
+    return run(argv, __doc__.splitlines()[0], MODEL_PATH, build)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -17,7 +17,6 @@ Usage: ``python -m rlguard_dev.uncopyable --write`` (or ``--check``).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import copy
 import importlib
@@ -32,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rlguard.engine.generated import is_current, write_generated
+from rlguard_dev.one_file import run
 from rlguard.engine.uncopyable import DATA_PATH
 
 
@@ -305,19 +304,7 @@ def _previous() -> dict[str, Any] | None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true")
-    parser.add_argument("--check", action="store_true")
-    options = parser.parse_args(argv)
-    text = build(_previous())
-    if options.write:
-        write_generated(DATA_PATH, text)
-        return 0
-    if options.check:
-        return 0 if is_current(DATA_PATH, text) else 1
-    sys.stdout.write(text)
-    return 0
-
+    return run(argv, __doc__.splitlines()[0], DATA_PATH, lambda: build(_previous()))
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
