@@ -148,11 +148,6 @@ def _terminate(value: Any) -> None:
     value.join()
 
 
-def _join(value: Any) -> None:
-    if value.is_alive():
-        value.join()
-
-
 # What to try: the values RL code keeps on a policy or beside it. The descriptions name them in findings.
 CANDIDATES: tuple[Candidate, ...] = (
     Candidate("threading.Lock", "a thread lock", _call("threading.Lock")),

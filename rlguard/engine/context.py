@@ -133,7 +133,6 @@ class FileContext:
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
         self.parameter_kinds = True  # summaries try kinds for parameters (``Returned.given``)
-        self.lambdas: list[cst.Lambda] = []  # the lambdas being walked, innermost last (they are no scope here)
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
@@ -441,6 +440,11 @@ class FileContext:
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = Binding(opaque=True)
         self.scopes.append(scope)
+
+    @property
+    def lambdas(self) -> list[cst.Lambda]:
+        """The lambdas being walked, innermost last: each is a scope."""
+        return [scope.node for scope in self.scopes if scope.kind == "lambda" and isinstance(scope.node, cst.Lambda)]
 
     def enter_lambda(self, node: cst.Lambda) -> None:
         """A lambda is a scope: its parameters shadow outer names in its body. Where its parameters go is

@@ -156,9 +156,6 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     def leave_scope(_node: cst.CSTNode) -> None:
         ctx.leave_scope()
 
-    def leave_lambda(_node: cst.Lambda) -> None:
-        ctx.lambdas.pop()
-
     # Statements and expressions whose parts run on some paths only (``FileContext.enter_branch``).
     branching = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.IfExp, cst.BooleanOperation)
     visits: dict[type, list[Handler]] = {
@@ -166,7 +163,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
         cst.ImportFrom: [ctx.imports.add_import_from],
         cst.ClassDef: [ctx.enter_class],
         cst.FunctionDef: [ctx.enter_function],
-        cst.Lambda: [ctx.enter_lambda, ctx.lambdas.append],
+        cst.Lambda: [ctx.enter_lambda],
         cst.For: [for_loop],
         cst.Call: [ctx.record_mutation, ctx.record_flow],
         cst.CompFor: [opaque_target],
@@ -180,7 +177,7 @@ def bookkeeping(ctx: FileContext) -> tuple[dict[type, list[Handler]], dict[type,
     leaves: dict[type, list[Handler]] = {
         cst.ClassDef: [leave_scope],
         cst.FunctionDef: [leave_scope],
-        cst.Lambda: [leave_lambda, leave_scope],
+        cst.Lambda: [leave_scope],
         cst.Assign: [assign],
         cst.AnnAssign: [ann_assign],
         cst.AugAssign: [ctx.record_augmented],

@@ -38,10 +38,6 @@ def _always(_version: Version) -> bool:
     return True
 
 
-def _never(_version: Version) -> bool:
-    return False
-
-
 def _padded(version: Version) -> Version:
     return (tuple(version) + (0, 0, 0))[:3]
 
