@@ -82,6 +82,7 @@ class ModuleResolver:
         self._found: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
         self._roots: dict[str, tuple[str, ...]] = {}
         self._vendored: dict[str, list[str]] = {}
+        self._tops: dict[tuple[str, tuple[str, ...]], bool] = {}
 
     def search_roots(self, near: str) -> tuple[str, ...]:
         """The folders imports made in ``near`` are searched in, in order."""
@@ -101,7 +102,11 @@ class ModuleResolver:
         roots = self.search_roots(os.path.abspath(near) if near else near)
         key = (module, roots)
         if key not in self._found:
-            self._found[key] = _files_of(module, roots)
+            top = (module.partition(".")[0], roots)
+            if top not in self._tops:  # most imports name a library: one look per root settles them
+                self._tops[top] = any(os.path.exists(os.path.join(root, top[0])) or os.path.exists(os.path.join(root, top[0] + ".py"))
+                                      or os.path.exists(os.path.join(root, top[0] + ".pyi")) for root in roots)
+            self._found[key] = _files_of(module, roots) if self._tops[top] else ()
         return self._found[key]
 
 
