@@ -49,6 +49,9 @@ class Settings(NamedTuple):
     # Every known rule's sinks (``Rule.sinks``), selected or not: the facts kept about them are then the
     # same in every run. They come from the catalog, which the cache's code stamp covers.
     sinks: Mapping[str, tuple[str, ...]] = {}
+    # Per file (as given), the rules with sinks it needs only because it calls, through its imports, a
+    # project definition that reaches one (``engine.callers``). Part of each file's cache key instead.
+    callers: Mapping[str, tuple[str, ...]] = {}
 
     def fingerprint(self) -> str:
         return hashlib.sha256(repr((self.codes, self.target, self.oldest, sorted((k, sorted(v.items())) for k, v in self.options.items()),
@@ -166,12 +169,11 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
     tensor (``Returned.given``): only the index reads that, so a second walk that places findings
     needs none of it."""
     from rlguard.engine.parse import ParseError, decode, parse, syntax_error
-    from rlguard.engine.prefilter import rules_needed
 
     decoded = decode(data)
     if isinstance(decoded, ParseError):
         return _parse_error(path, decoded)
-    codes = [] if facts_only else rules_needed(decoded.text, _token_groups_for(path, settings), settings.class_conditions)
+    codes = [] if facts_only else _needed(path, decoded.text, settings)
     if not codes and not facts_only:
         # No rule needs the CST, but a syntax error is still reported: Python's own parser
         # is an order of magnitude cheaper than libcst's.
@@ -189,6 +191,16 @@ def analyze_bytes(path: str, data: bytes, settings: Settings, index: ProjectInde
         return _internal_error(path, decoded, "too deeply nested to analyse")
     except Exception as error:  # a rule bug must not end the run: report it on this file
         return _internal_error(path, decoded, f"internal error ({type(error).__name__}: {error}); please report it")
+
+
+def _needed(path: str, text: str, settings: Settings) -> list[str]:
+    """The rules the file needs: by its own text, or for a sink its imports reach."""
+    from rlguard.engine.prefilter import rules_needed
+
+    groups = _token_groups_for(path, settings)
+    codes = rules_needed(text, groups, settings.class_conditions)
+    extra = settings.callers.get(path, ())
+    return [code for code in groups if code in codes or code in extra] if extra else codes
 
 
 def _token_groups_for(path: str, settings: Settings) -> Mapping[str, TokenGroups]:

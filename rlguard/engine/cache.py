@@ -45,8 +45,10 @@ class ResultCache:
         self._salt = f"{__version__}:{_code_stamp()}:{fingerprint}".encode()
         self._ready = False
 
-    def key(self, path: str, data: bytes) -> str:
+    def key(self, path: str, data: bytes, codes: tuple[str, ...] = ()) -> str:
+        """``codes``: the rules a file needs for what its imports reach (``Settings.callers``)."""
         digest = hashlib.sha256(self._salt)
+        digest.update(repr(codes).encode())
         digest.update(os.path.abspath(path).encode())
         digest.update(b"\0")
         digest.update(data)

@@ -247,13 +247,18 @@ class FileContext:
         """Qualified name of the function a Call calls."""
         return self.qualname(node.func) if isinstance(node, cst.Call) else None
 
-    def summarised_callee(self, node: cst.Call) -> str | None:
+    def summarised_callee(self, node: cst.Call, instances: bool = False) -> str | None:
         """The qualified name the index keeps the summary of what a call calls under: the function's, a
-        method of ``self``'s class, or the lambda a name is bound to (``dump = lambda d: json.dumps(d)``)."""
+        method of ``self``'s class, or the lambda a name is bound to (``dump = lambda d: json.dumps(d)``);
+        with ``instances``, also a method of an instance a class call built (``Tracker().log(...)``,
+        ``t = Tracker()`` then ``t.log(...)``), which costs following the receiver."""
         callee = self.callee(node)
         if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
             cls = self.self_class(node.func.value)
             callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
+            if callee is None and instances:
+                built = self.instance_of(node.func.value)
+                callee = f"{built.names[0]}.{node.func.attr.value}" if built is not None and built.kind == "built" else None
         if callee is None and isinstance(node.func, cst.Name):
             binding = self.lookup(node.func.value)
             callee = binding.summary if binding is not None else None

@@ -125,8 +125,8 @@ def _files_of(module: str, roots: Iterable[str]) -> tuple[str, ...]:
 
 
 # Read through ``at_line_start``: a pattern that starts with a literal is fast to search.
-_FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)")
-_IMPORT = re.compile(rb"import[ \t]+([^\n#;]*)")
+FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)")
+IMPORT = re.compile(rb"import[ \t]+([^\n#;]*)")
 _MAX_REACHED = 2000  # files read to follow class bases, however large the project
 
 
@@ -168,27 +168,27 @@ def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[
         return []
     module, is_package = module_name_for(path)
     found: list[tuple[str, set[bytes]]] = []
-    for source, imports in (match.groups() for match in at_line_start(_FROM_IMPORT, data)):
+    for source, imports in (match.groups() for match in at_line_start(FROM_IMPORT, data)):
         text = source.decode()
         level = len(text) - len(text.lstrip("."))
         absolute = absolute_module(text[level:] or None, level, module, is_package)
         if absolute is None:
             continue
-        for imported, local in _aliases(imports):
+        for imported, local in import_aliases(imports):
             if local in names:
                 # ``from pkg import models`` may name a submodule, whose classes are then looked for.
                 found += [(absolute, {imported}), (f"{absolute}.{imported.decode()}", names)]
-    for imports in (match.group(1) for match in at_line_start(_IMPORT, data)):
-        for imported, local in _aliases(imports):
+    for imports in (match.group(1) for match in at_line_start(IMPORT, data)):
+        for imported, local in import_aliases(imports):
             if local in names or imported.split(b".")[0] in names:
                 found.append((imported.decode(), names))
     return found
 
 
-def _aliases(names: bytes) -> list[tuple[bytes, bytes]]:
+def import_aliases(names: bytes) -> list[tuple[bytes, bytes]]:
     """(imported name, local name) pairs of an import list such as ``(a as b, c)``."""
     pairs = []
-    for item in names.strip(b"()").replace(b"\\\n", b" ").split(b","):
+    for item in names.strip(b"() \t").replace(b"\\\n", b" ").split(b","):
         parts = item.split()
         if len(parts) == 3 and parts[1] == b"as":
             pairs.append((parts[0], parts[2]))

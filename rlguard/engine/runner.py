@@ -19,9 +19,10 @@ from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import Discovery, discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
-from rlguard.engine.index import FileFacts, ProjectIndex
-from rlguard.engine.libraries import LibraryTree, partition, skip_notes
-from rlguard.engine.prefilter import derived_class_names
+from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
+from rlguard.engine.libraries import LibraryTree, in_library_copy, partition, skip_notes
+from rlguard.engine.callers import SinkCallers
+from rlguard.engine.prefilter import TokenGroups, derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_info import declared_sinks
 from rlguard.engine.standing import matches, standing, unused_findings
@@ -54,7 +55,8 @@ def selected_codes(config: Config, options: RunOptions, target: Target) -> tuple
 
 
 def build_settings(config: Config, codes: Sequence[str], target: Target, sources: Sequence[bytes],
-                   libraries: tuple[LibraryTree, ...] = ()) -> Settings:
+                   libraries: tuple[LibraryTree, ...] = (), contents: Mapping[str, bytes | None] | None = None,
+                   resolver: ModuleResolver | None = None) -> Settings:
     rules = config.rules
     options = {code: {**rules[code].default_options(), **config.rule_options.get(code, {})} for code in codes}
     # Tokens only ever narrow as torchrl grows, so the oldest version judged gives the widest filter.
@@ -65,8 +67,31 @@ def build_settings(config: Config, codes: Sequence[str], target: Target, sources
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
         for code in codes if (rule := rules[code]).class_roots
     }
+    callers = _sink_callers(contents or {}, {code: tokens[code] for code in codes if rules[code].sinks}, resolver)
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
-                    {code: rules[code] for code in codes}, target.lowest, libraries, declared_sinks(rules.values()))
+                    {code: rules[code] for code in codes}, target.lowest, libraries, declared_sinks(rules.values()), callers)
+
+
+def _sink_callers(contents: Mapping[str, bytes | None], groups: Mapping[str, TokenGroups],
+                  resolver: ModuleResolver | None) -> dict[str, tuple[str, ...]]:
+    """The rules with sinks each file needs only because it calls, through its imports, a project
+    definition that reaches one (``engine.callers``)."""
+    if not groups or resolver is None:
+        return {}
+    given = {os.path.abspath(path): data for path, data in contents.items()}
+    read = functools.partial(_given_or_read, given)
+    found: dict[str, list[str]] = {}
+    for code, rule_groups in groups.items():
+        callers = SinkCallers(rule_groups, resolver.resolve, read)
+        for path, data in contents.items():
+            if data is not None and not callers.meets(data) and not in_library_copy(module_name_for(path)[0]) \
+                    and callers.calls_into_sink(path, data):
+                found.setdefault(path, []).append(code)
+    return {path: tuple(codes) for path, codes in found.items()}
+
+
+def _given_or_read(given: Mapping[str, bytes | None], path: str) -> bytes | None:
+    return given[path] if path in given else read_bytes(path)
 
 
 class Project:
@@ -111,7 +136,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     texts = [c for c in contents.values() if c is not None]
     if any(config.rules[code].class_roots for code in codes):
         texts += reached_by_class_bases(contents, resolver).values()  # bases defined in files not given
-    settings = build_settings(config, codes, target, texts, vendored.included)
+    code = {**contents, **{path: found.source for path, found in readable.items()}}  # a notebook's cells
+    settings = build_settings(config, codes, target, texts, vendored.included, code, resolver)
     cache = ResultCache(options.cache_dir or os.path.join(config.root, ".rlguard_cache"), settings.fingerprint()) if options.use_cache else None
     project = Project(config, settings, found.files, skipped=list(found.skipped), contents=contents, cache=cache,
                       notebooks=readable)
@@ -121,7 +147,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
     todo: list[str] = []
     for path in found.files:
         data = contents[path]
-        cached = cache.get(cache.key(path, data)) if cache is not None and data is not None else None
+        cached = cache.get(cache.key(path, data, settings.callers.get(path, ()))) if cache is not None and data is not None else None
         if cached is not None:
             results[path] = cached
         elif path in unreadable:
@@ -136,7 +162,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         results[path] = result
         data = contents[path]
         if cache is not None and data is not None and result.skipped is None:
-            cache.put(cache.key(path, data), result)
+            cache.put(cache.key(path, data, settings.callers.get(path, ())), result)
     project.results = [results[path] for path in found.files]
     project.index = _build_index(project, cache, contents, resolver)
     return project
@@ -233,7 +259,7 @@ def _locate(project: Project, result: FileResult, standing: list[PendingFinding]
     result.pending = [p._replace(finding=p.finding._replace(span=spans[p.report])) if p.report in spans else p
                       for p in result.pending]
     if project.cache is not None:
-        project.cache.put(project.cache.key(result.path, data), result)
+        project.cache.put(project.cache.key(result.path, data, project.settings.callers.get(result.path, ())), result)
     return located
 
 

@@ -75,7 +75,11 @@ class TensorInJson(Rule):
         "are passed. A tensor, or a dict or list of tensors, passed to a function, method or lambda of the "
         "project (in any file) that hands it to an encoder, itself or through what it calls, is reported "
         "where it is passed: `log(**fields)` dumping `fields` given `loss=t`, `dump = lambda d: json.dumps(d)` "
-        "given `{\"loss\": t}`.\n\n"
+        "given `{\"loss\": t}`, `Tracker().log(loss=t)`. The calling file need not name `json`: a file is "
+        "checked when its imports reach a function or class of the project whose text encodes, itself or "
+        "through a function it calls (two calls deep), also when it is checked alone. torchrl's and "
+        "tensordict's own modules are libraries here, even as the project's source: only their files that "
+        "name an encoder are checked.\n\n"
         "A part of the payload is tensor-valued when it is a `torch.*` factory or math op "
         "(`torch.tensor`, `torch.stack`, `torch.exp`, ...), a tensor method that returns a tensor "
         "(`sum`, `mean`, `max`, `detach`, `cpu`, `clone`, `to`, ...) on a tensor, `model.parameters()` "
@@ -332,7 +336,7 @@ class TensorInJson(Rule):
         """A tensor (or a container of tensors) passed to a function or lambda of the project that hands
         it to an encoder (``log(loss=t)`` with ``def log(**kw): json.dumps(kw)``): reported here, where the
         tensor is, once the index confirms it."""
-        callee = self.ctx.summarised_callee(node)
+        callee = self.ctx.summarised_callee(node, instances=True)
         if callee is None or not may_be_project(callee):
             return
         kinds = argument_kinds(node, self.ctx)
