@@ -1,7 +1,8 @@
 """Old TorchRL scripts run after ``rlguard fix --unsafe-fixes`` on the tested stack (torchrl 0.14.1).
 
 Each fixture in tests/fixtures/old_scripts/ is a pytorch/rl tutorial or sota script from an old tag
-(``git archive <tag>``), one file or a folder (its entry is the file that runs ``__main__``), reduced in
+(``git archive <tag>``), or a script from a public user repository at an old commit (its header names the
+repository, commit and license), one file or a folder (its entry is the file that runs ``__main__``), reduced in
 size with the edits its headers list; none touches the torchrl API it was written against. Each is
 fixed with the real CLI, checked clean, and run to its end in a fresh interpreter, one thread per
 process. Scripts on gymnasium's environments (``NEEDS``: the test extra) are skipped without them, saying
@@ -46,6 +47,27 @@ KNOWN_GAPS: dict[str, str] = {
                 "`specs[\"output_spec\"][\"observation\"]`; now under `full_action_spec` and "
                 "`full_observation_spec`) is not in the table, and `NormalParamWrapper(net)` (whose constructor only "
                 "raises since 0.7) is flagged without a fix (upstream: `nn.Sequential(net, NormalParamExtractor())`)",
+    "discrete_sac_v0_1": "three changes of v0.2.0 and v0.11 no rule knows (the release wheels show each): "
+                         "`SoftUpdate(loss_module, eps)`: `eps` was positional up to 0.1.1 and is keyword-only "
+                         "(`*, eps, tau`) since 0.2.0, so the call raises TypeError (fix: `eps=`); `DiscreteSACLoss` "
+                         "read the Q-values at the hard-coded key \"state_value\" up to 0.1.1 and at "
+                         "`tensor_keys.action_value` (default \"action_value\") since 0.2.0, so the loss gets None "
+                         "from the script's ValueOperator (fix: `loss_module.set_keys(action_value=\"state_value\")`); "
+                         "ParallelEnv's workers were daemonic up to 0.10 and are not since 0.11 (new `daemon=False` "
+                         "argument), so the sanity-check env the script never closes keeps the interpreter from "
+                         "exiting (fix: `daemon=True`). With the three by hand it runs to its end",
+    "rl4co_routing_v0_2": "`BoundedTensorSpec(minimum=..., maximum=...)`: the class rename (-> `Bounded`) is refused "
+                          "by the fixer's verification because the renamed call shows two new RLG007 findings "
+                          "(`Bounded(minimum=)`/`(maximum=)`, removed in 0.11), so the whole import stays unfixed; the "
+                          "keywords are not flagged on the old name. With the renames and `low=`/`high=` by hand it "
+                          "runs to its end",
+    "rl4co_routing_v0_1": "as rl4co_routing_v0_2 (`BoundedTensorSpec(minimum=)` left unfixed), and three changes of "
+                          "0.2.0 on EnvBase subclasses no rule knows (the release wheels show each): `self.input_spec "
+                          "= ...` (a setter up to 0.1.1; since 0.2.0 it only raises \"input_spec is protected.\"; "
+                          "here `state_spec`), `self.device = ...` (a plain attribute up to 0.1.1; since 0.2.0 its setter only raises "
+                          "\"device cannot be set. Call env.to(device) instead.\"), and `_step`'s output: under "
+                          "\"next\" up to 0.1.1, at its root since 0.2.0 (`step` nests it). With these by hand it "
+                          "runs to its end",
 }
 # The environments' packages a script needs (the test extra: gymnasium with its classic-control and mujoco
 # extras): without them it is skipped, saying which is missing.
@@ -59,6 +81,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "crossq_v0_5": ("gymnasium", "mujoco"),
     "sac_v0_3": ("gymnasium", "mujoco"),
     "td3_v0_3": ("gymnasium", "mujoco"),
+    "discrete_sac_v0_1": ("gymnasium",),
 }
 # Scripts whose original runs on its own release: torchrl and tensordict of the tag's minor release (its last
 # patch, whose wheel the removed-API table reads), beside the tested torch,
