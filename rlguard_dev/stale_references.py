@@ -11,6 +11,7 @@ left unflagged.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import json
@@ -78,8 +79,14 @@ def measure(tree: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rlguard_dev.stale_references", description=__doc__.partition("\n")[0])
+    parser.add_argument("trees", nargs="+", metavar="TREE", help="a folder of Python files (an old tag's examples, a repo)")
+    trees = parser.parse_args(argv).trees
+    missing = [tree for tree in trees if not os.path.isdir(tree)]
+    if missing:
+        parser.error(f"not a folder: {', '.join(missing)}")
     warnings.filterwarnings("ignore")  # old names warn on import
-    for tree in argv:
+    for tree in trees:
         print("\n".join(measure(tree)))
     return 0
 
