@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import tokenize
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from rlguard.engine.lazy import cst
@@ -44,13 +46,35 @@ def decode(data: bytes) -> Source | ParseError:
 
 def parse(source: Source) -> cst.Module | ParseError:
     try:
-        return cst.parse_module(source.text)
+        with _unvalidated_nodes():
+            return cst.parse_module(source.text)
     except cst.ParserSyntaxError as error:
         return _compile_error(source.text) or ParseError(error.raw_line, error.raw_column + 1, error.message)
     except (RecursionError, MemoryError) as error:
         return ParseError(1, 1, f"too deeply nested or too large to parse ({type(error).__name__})")
     except Exception as error:  # libcst's native parser raises a few other types on odd input
         return _compile_error(source.text) or ParseError(1, 1, f"cannot parse: {error}")
+
+
+@contextlib.contextmanager
+def _unvalidated_nodes() -> Iterator[None]:
+    """libcst validates each node as it is built (``CSTNode._validate``), which only catches nodes a
+    program builds wrongly: the parser's never are, and checking them costs several percent of a parse
+    (libcst's own comment on ``__post_init__`` says as much). Nodes built for fixes are still validated."""
+    node = cst.CSTNode
+    validating = node.__dict__["__post_init__"]
+    if validating is _no_validation:  # a parse in another thread is under way: it puts it back
+        yield
+        return
+    node.__post_init__ = _no_validation  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        node.__post_init__ = validating  # type: ignore[method-assign]
+
+
+def _no_validation(_node: object) -> None:
+    return None
 
 
 def syntax_error(text: str) -> ParseError | None:
