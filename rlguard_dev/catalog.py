@@ -55,7 +55,13 @@ def entry(rule: type[Rule]) -> dict[str, Any]:
         # What reports and `rlguard explain` show, so that neither imports the rule.
         "description": " ".join(rule.why.split()), "page": rule_page(rule),
         "sinks": {name: list(escapes) for name, escapes in sorted(rule.sinks.items())},
+        "through_imports": _through_imports(rule),
     }
+
+
+def _through_imports(rule: type[Rule]) -> list[Any] | None:
+    found = rule.prefilter_through_imports()
+    return [found[0], [list(group) for group in found[1]]] if found is not None else None
 
 
 def render() -> str:

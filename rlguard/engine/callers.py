@@ -287,6 +287,9 @@ class SinkCallers:
         module, imported = bound
         if imported is None:
             return module
+        if any((found := self._source(file)) is not None and (imported in found.imports or found.definition(imported))
+               for file in self._resolve(module, source.path)):
+            return None  # a name the module defines or imports, not a submodule
         return f"{module}.{imported.decode()}" if self._is_module(module, imported, source.path) else None
 
 

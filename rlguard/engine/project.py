@@ -86,9 +86,11 @@ class ModuleResolver:
 
     def search_roots(self, near: str) -> tuple[str, ...]:
         """The folders imports made in ``near`` are searched in, in order."""
-        if near not in self._roots:
-            self._roots[near] = self._search_roots(near) if near else ()
-        return self._roots[near]
+        # Every file of a folder searches the same roots: its package chain is the folder's.
+        key = os.path.dirname(near) if near.endswith((".py", ".pyi", ".ipynb")) else near
+        if key not in self._roots:
+            self._roots[key] = self._search_roots(near) if near else ()
+        return self._roots[key]
 
     def _search_roots(self, near: str) -> tuple[str, ...]:
         root = project_root(near)

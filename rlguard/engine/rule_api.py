@@ -77,6 +77,11 @@ class Rule:
     # make such a call safe, ``default=`` for a JSON encoder). The engine summarises which parameters of
     # each function reach one (``FunctionFacts.flows``), so a rule can judge what a caller passes.
     sinks: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # (trigger, groups): a file that does not meet ``tokens`` is still checked when its text holds
+    # ``trigger`` (any file: "") and its imports reach a project function or class whose text meets
+    # ``groups``, itself or through what it calls (``engine.callers``): the sink, or the value, is in
+    # another file.
+    through_imports: ClassVar[tuple[str, TokenGroups] | None] = None
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
 
@@ -114,6 +119,11 @@ class Rule:
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
         """The pre-filter groups for a target torchrl; rules whose triggers change with it narrow them."""
         return cls.tokens
+
+    @classmethod
+    def prefilter_through_imports(cls) -> tuple[str, TokenGroups] | None:
+        """``through_imports``; rules whose groups come from data compute them."""
+        return cls.through_imports
 
     @classmethod
     def applies_to(cls, target: tuple[int, ...]) -> bool:

@@ -37,12 +37,13 @@ class RuleInfo:
     """
 
     __slots__ = ("code", "name", "summary", "options", "min_target", "token_steps", "class_roots", "class_group",
-                 "module", "qualname", "library_copies", "sinks")
+                 "module", "qualname", "library_copies", "sinks", "through_imports")
 
     def __init__(self, code: str, name: str, summary: str, options: tuple[Option, ...],
                  min_target: tuple[int, ...] | None, token_steps: tuple[tuple[tuple[int, ...], TokenGroups], ...],
                  class_roots: frozenset[str], class_group: int, module: str, qualname: str,
-                 library_copies: bool = True, sinks: dict[str, tuple[str, ...]] | None = None) -> None:
+                 library_copies: bool = True, sinks: dict[str, tuple[str, ...]] | None = None,
+                 through_imports: tuple[str, TokenGroups] | None = None) -> None:
         self.code, self.name, self.summary, self.options = code, name, summary, options
         self.min_target, self.class_roots, self.class_group = min_target, class_roots, class_group
         # (lowest target, groups) pairs in ascending order: the pre-filter groups from that version on.
@@ -50,6 +51,7 @@ class RuleInfo:
         self.module, self.qualname = module, qualname
         self.library_copies = library_copies  # False: never run in a copy of torchrl or tensordict
         self.sinks = sinks or {}  # see ``Rule.sinks``
+        self.through_imports = through_imports  # see ``Rule.through_imports``
 
     def __repr__(self) -> str:
         return f"RuleInfo({self.code} {self.name})"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import Discovery, discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
-from rlguard.engine.index import FileFacts, ProjectIndex, module_name_for
+from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.libraries import LibraryTree, in_library_copy, partition, skip_notes
 from rlguard.engine.callers import SinkCallers
 from rlguard.engine.prefilter import TokenGroups, derived_class_names
@@ -67,27 +67,44 @@ def build_settings(config: Config, codes: Sequence[str], target: Target, sources
         code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
         for code in codes if (rule := rules[code]).class_roots
     }
-    callers = _sink_callers(contents or {}, {code: tokens[code] for code in codes if rules[code].sinks}, resolver)
+    through = {code: found for code in codes if (found := rules[code].through_imports) is not None}
+    callers = _through_imports(contents or {}, tokens, through, resolver)
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
                     {code: rules[code] for code in codes}, target.lowest, libraries, declared_sinks(rules.values()), callers)
 
 
-def _sink_callers(contents: Mapping[str, bytes | None], groups: Mapping[str, TokenGroups],
-                  resolver: ModuleResolver | None) -> dict[str, tuple[str, ...]]:
-    """The rules with sinks each file needs only because it calls, through its imports, a project
-    definition that reaches one (``engine.callers``)."""
-    if not groups or resolver is None:
+def _through_imports(contents: Mapping[str, bytes | None], tokens: Mapping[str, TokenGroups],
+                     through: Mapping[str, tuple[str, TokenGroups]], resolver: ModuleResolver | None) -> dict[str, tuple[str, ...]]:
+    """The rules each file needs only because its imports reach a project definition that meets their
+    ``through_imports`` (``engine.callers``): files of torchrl and tensordict themselves excepted."""
+    if not through or resolver is None:
         return {}
     given = {os.path.abspath(path): data for path, data in contents.items()}
     read = functools.partial(_given_or_read, given)
+    in_library = _library_files(given)
     found: dict[str, list[str]] = {}
-    for code, rule_groups in groups.items():
-        callers = SinkCallers(rule_groups, resolver.resolve, read)
+    for code, (trigger, groups) in through.items():
+        own, callers = SinkCallers(tokens[code], resolver.resolve, read), SinkCallers(groups, resolver.resolve, read)
+        needle = trigger.encode()
         for path, data in contents.items():
-            if data is not None and not callers.meets(data) and not in_library_copy(module_name_for(path)[0]) \
+            if data is not None and needle in data and not in_library(os.path.abspath(path)) and not own.meets(data) \
                     and callers.calls_into_sink(path, data):
                 found.setdefault(path, []).append(code)
     return {path: tuple(codes) for path, codes in found.items()}
+
+
+def _library_files(given: Mapping[str, bytes | None]) -> Callable[[str], bool]:
+    """Whether a file of the run is a module of torchrl or tensordict (``in_library_copy``), from the
+    packages among the run's files: a check of the project, torchrl's own included, makes no ``stat``."""
+    packages = {os.path.dirname(path) for path in given if os.path.basename(path) in ("__init__.py", "__init__.pyi")}
+
+    def in_library(path: str) -> bool:
+        directory, top = os.path.dirname(path), None
+        while directory in packages:
+            directory, top = os.path.split(directory)
+        return top is not None and in_library_copy(top)
+
+    return in_library
 
 
 def _given_or_read(given: Mapping[str, bytes | None], path: str) -> bytes | None:
@@ -156,7 +173,8 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
             results[path] = analyze_bytes(path, sources[path], settings, locate_all=True).result
         else:
             todo.append(path)
-    fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed)
+    fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed,
+                    weight=lambda path: len(contents[path] or b""))
     project.analyzed = len(todo) + sum(1 for path in found.files if path in sources)
     for path, result in zip(todo, fresh, strict=False):
         results[path] = result

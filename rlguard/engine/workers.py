@@ -48,13 +48,22 @@ def _run_chunk(function: Callable[[Item], Result], chunk: Sequence[Item]) -> lis
 
 
 def run_all(function: Callable[[Item], Result], items: Sequence[Item], jobs: int,
-            on_crash: Callable[[Item, str], Result]) -> list[Result]:
+            on_crash: Callable[[Item, str], Result], weight: Callable[[Item], int] | None = None) -> list[Result]:
+    """``function`` of each item, in input order. With ``weight`` (a file's size), a pool takes the
+    heaviest items first: the run then ends on small ones, and no worker idles while one finishes a
+    large file alone."""
     if jobs <= 1 or len(items) <= 1:
         with _tuned_gc():
             return [function(item) for item in items]
+    order = sorted(range(len(items)), key=lambda i: -weight(items[i])) if weight is not None else list(range(len(items)))
+    ordered = [items[i] for i in order]
     size = max(1, min(16, len(items) // (jobs * 4)))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    return [result for chunk in _pooled(function, chunks, jobs, on_crash, retries=1) for result in chunk]
+    chunks = [ordered[i:i + size] for i in range(0, len(ordered), size)]
+    done = [result for chunk in _pooled(function, chunks, jobs, on_crash, retries=1) for result in chunk]
+    results: list[Result] = [None] * len(items)  # type: ignore[list-item]
+    for position, result in zip(order, done, strict=True):
+        results[position] = result
+    return results
 
 
 def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:

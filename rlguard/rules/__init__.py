@@ -19,7 +19,7 @@ from rlguard.engine.findings import ENGINE_CODES
 from rlguard.engine.rule_info import Option, RuleInfo
 
 if TYPE_CHECKING:
-    from rlguard.engine.prefilter import Token
+    from rlguard.engine.prefilter import Token, TokenGroups
     from rlguard.engine.rule_api import Rule
 
     RULES: tuple[type[Rule], ...]  # bound by ``__getattr__`` on first use
@@ -46,7 +46,15 @@ def _info(entry: dict[str, Any]) -> RuleInfo:
         class_roots=frozenset(entry["class_roots"]), class_group=entry["class_group"],
         module=f"{__name__}.{entry['module']}", qualname=entry["class"], library_copies=entry["library_copies"],
         sinks={name: tuple(escapes) for name, escapes in entry.get("sinks", {}).items()},
+        through_imports=_through(entry.get("through_imports")),
     )
+
+
+def _through(value: list[Any] | None) -> tuple[str, TokenGroups] | None:
+    if value is None:
+        return None
+    trigger, groups = value
+    return trigger, tuple(tuple(_token(t) for t in group) for group in groups)
 
 
 class RuleText(NamedTuple):

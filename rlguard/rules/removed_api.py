@@ -103,9 +103,13 @@ class RemovedApiRule(Rule):
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
         tokens = {_necessary_text(c) for c in REMOVED_API if cls.owns(c)}
-        if any(c.rewrite == "policy-then-module" for c in REMOVED_API if cls.owns(c)):
-            tokens.add(".step(")  # a wrapper another file builds, annealed here (``_flag_steps``)
         return (tuple(sorted(tokens, key=str)),)
+
+    @classmethod
+    def prefilter_through_imports(cls) -> tuple[str, TokenGroups] | None:
+        """A wrapper another file builds, annealed here with ``.step()`` (``_flag_steps``)."""
+        wrappers = sorted({c.name for c in REMOVED_API if cls.owns(c) and c.rewrite == "policy-then-module"})
+        return (".step(", (tuple(wrappers),)) if wrappers else None
 
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,

@@ -117,6 +117,7 @@ class TensorInJson(Rule):
     # call. A tensor-valued part may come from any call: a function of another file may return one
     # (``json.dumps(stats(net))``), so the encoder is the token.
     tokens = ((("json", "dump"),),)
+    through_imports = ("", tokens)  # ``log(loss=t)`` of a helper of another file that encodes
     sinks = {encoder: JSON_ENCODER_KEYWORDS for encoder in JSON_ENCODERS}
     valid = (
         Example(

@@ -1,0 +1,28 @@
+"""The worker pool: results in input order, whatever order the pool takes the items in."""
+
+from __future__ import annotations
+
+import os
+
+from rlguard.engine.workers import run_all
+
+
+def _square_and_pid(item: int) -> tuple[int, int]:
+    return item * item, os.getpid()
+
+
+def _crashed(item: int, reason: str) -> tuple[int, int]:
+    return -1, -1
+
+
+def test_the_heaviest_items_first_and_results_in_input_order():
+    items = list(range(40))
+    results = run_all(_square_and_pid, items, 2, _crashed, weight=lambda item: item % 7)
+    assert [square for square, _ in results] == [item * item for item in items]
+    assert os.getpid() not in {pid for _, pid in results}  # done in the pool
+
+
+def test_without_weights_or_a_pool_the_same_results():
+    items = list(range(10))
+    assert [r[0] for r in run_all(_square_and_pid, items, 2, _crashed)] == [i * i for i in items]
+    assert [r[0] for r in run_all(_square_and_pid, items, 1, _crashed, weight=lambda i: -i)] == [i * i for i in items]
