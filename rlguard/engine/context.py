@@ -259,6 +259,16 @@ class FileContext:
             callee = binding.summary if binding is not None else None
         return callee
 
+    def project_callee(self, node: cst.Call) -> str | None:
+        """``summarised_callee``, and for a method called on an instance of a project class
+        (``Evaluator(env).evaluate(policy)``, ``evaluator.evaluate(policy)``) the method as the index names
+        it (``module.Evaluator.evaluate``, found along the class's MRO); None when not the project's."""
+        callee = self.summarised_callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):
+            cls = self.class_of(node.func.value)
+            callee = f"{cls}.{node.func.attr.value}" if cls is not None and may_be_project(cls) else None
+        return callee if callee is not None and may_be_project(callee) else None
+
     def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
         """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
         (where ``name`` meant the binding it replaced): the one way bindings are followed."""
@@ -619,17 +629,28 @@ class FileContext:
                     facts.flows.append(Flow(value.value, callee, slot))
 
     def _record_passes(self, node: cst.Call, callee: str) -> None:
-        """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
-        (``FunctionFacts.passes``), on any path: where a caller's argument may end up."""
-        passed = [(value.value, slot) for slot, value in argument_slots(node)
-                  if isinstance(slot, str) and isinstance(value, cst.Name)]
+        """Parameters, and in a method the attributes of its instance (``self.policy``, as "self.policy"),
+        handed as they are to a callable outside the project (``FunctionFacts.passes``), on any path: where
+        a caller's argument may end up (``copy.deepcopy(policy)``, ``ReplayBuffer(transform=transform)``).
+        Builtins (``len(x)``, ``isinstance(x, T)``) hand nothing on."""
+        if callee.startswith("builtins."):
+            return
+        passed = [(name, slot) for slot, value in argument_slots(node) if (name := self._passed_name(value))]
         facts = self._function_facts() if passed else None
         if facts is None:
             return
         names = (*facts.params, *filter(None, [facts.kwargs]))
-        for name, keyword in passed:
-            if name in names and self._is_parameter(name) and (name, callee, keyword) not in facts.passes:
-                facts.passes.append((name, callee, keyword))
+        for name, slot in passed:
+            if (name.startswith("self.") or name in names and self._is_parameter(name)) \
+                    and (name, callee, slot) not in facts.passes:
+                facts.passes.append((name, callee, slot))
+
+    def _passed_name(self, value: cst.BaseExpression) -> str | None:
+        """A parameter's name, or "self.<attr>" for an attribute of the method's own instance."""
+        if isinstance(value, cst.Name):
+            return value.value
+        attr = self.is_self_attr(value) if isinstance(value, cst.Attribute) else None
+        return f"self.{attr}" if attr is not None and self.method_class() is not None else None
 
     def _is_parameter(self, name: str) -> bool:
         binding = self.scopes[-1].bindings.get(name)
