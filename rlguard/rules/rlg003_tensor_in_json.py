@@ -16,7 +16,7 @@ from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_
 from rlguard.engine.class_lookup import may_be_project
 from rlguard.engine.inference import argument_kinds, tensor_leaves
 from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
-from rlguard.engine.values import ArgKinds, AttrTorchMethod, Condition, Leaf, TorchMethod
+from rlguard.engine.values import FIELDS, ArgKinds, AttrTorchMethod, Condition, Leaf, TorchMethod
 from rlguard.engine.names import loaded_names
 
 _SHOWN_PARTS = 3  # parts named in a message before "and N more"
@@ -24,6 +24,9 @@ _PART_CHARS = 48  # longer parts are shortened in messages
 
 _CONVERT = "convert with `.tolist()` (a 0-d tensor gives a Python number, others a nested list)"
 _SAVE = "save tensors with `torch.save` and keep JSON for plain values"
+# An instance whose fields hold tensors, passed to a function that encodes its fields (``asdict(result)``).
+_FIELDS = ("its fields hold tensors: convert them with `.tolist()` (or `.item()`) where it is built, or pass "
+           "`default=lambda value: value.tolist()` to the encoder")
 
 
 @dataclass(frozen=True)
@@ -538,6 +541,8 @@ _FIRST_LINE = 120  # characters a message's first line should stay within
 
 
 def _advice(kinds: Sequence[str]) -> str:
+    if FIELDS in kinds:
+        return _FIELDS
     if all(kind == "bulk" for kind in kinds):
         return _SAVE
     if "bulk" in kinds:
