@@ -164,9 +164,9 @@ class LeafFinder(ItemReader):
         """The tensor-valued fields of an instance (``asdict(stats)``): the arguments the call that built
         it passed, and the fields its class declares or assigns tensors (asked of the index)."""
         if isinstance(instance, cst.Name):
-            found = self.lookup(instance.value, env)
-            if found is not None and found[0].assumed == FIELDS:  # a parameter, while a summary is computed
-                return [Leaf(instance, "holds", _CERTAIN, bindings + (found[0],), via, False)]
+            param = self.lookup(instance.value, env)
+            if param is not None and param[0].assumed == FIELDS:  # a parameter, while a summary is computed
+                return [Leaf(instance, "holds", _CERTAIN, bindings + (param[0],), via, False)]
         built = self.ctx.value_of(instance)
         if not isinstance(built, cst.Call):
             return None
