@@ -177,7 +177,7 @@ def _copied_by(sink: str) -> tuple[bool, str, str]:
     if name in MULTI_PROCESS_COLLECTORS:
         return True, f"cannot be pickled to `{name}`'s workers", _FIX_PICKLE
     fix = remedy(advice.ESTIMATOR if name in _ESTIMATOR_COPIES else advice.LOSS)
-    return False, f"cannot be deep-copied by `{name}`, which copies its networks", fix
+    return False, f"cannot be deep-copied by `{name}` (it copies its networks)", fix
 
 
 def _is_network_keyword(name: str) -> bool:

@@ -209,3 +209,70 @@ def test_a_policy_pickled_by_a_multi_process_collector_in_the_callee_names_polic
 def test_a_module_of_helpers_alone_has_nothing_to_report():
     """The copies in the callees are reported where a policy is passed, never in the helpers' file."""
     assert _rlg001(HELPERS, {}) == []
+
+
+LOSSES = textwrap.dedent("""
+    from torchrl.objectives import DDPGLoss, DQNLoss
+
+
+    def make_ddpg(actor, critic, gamma=0.99):
+        return DDPGLoss(actor, critic)
+
+
+    def make_dqn(qnet):
+        return DQNLoss(qnet, action_space="one-hot")
+""")
+
+LOSS_CALLER = textwrap.dedent("""\
+    import threading
+    from copy import deepcopy
+
+    import torch
+    from torch import nn
+    from torchrl.modules import Actor, QValueActor, ValueOperator
+
+    from losses_{suffix} import make_ddpg, make_dqn
+
+
+    class LockedNet(nn.Module):
+        def __init__(self, inputs, outputs):
+            super().__init__()
+            self.lin = nn.Linear(inputs, outputs)
+            self.lock = threading.Lock()
+
+        def forward(self, *inputs):
+            return self.lin(torch.cat(inputs, -1))
+
+
+    config = deepcopy({{"gamma": 0.99}})
+""")
+
+
+@pytest.fixture
+def losses(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    suffix = uuid.uuid4().hex[:8]
+    (tmp_path / f"losses_{suffix}.py").write_text(LOSSES)
+    yield LOSS_CALLER.format(suffix=suffix), {f"losses_{suffix}.py": LOSSES}
+    for name in [m for m in sys.modules if m.endswith(suffix)]:
+        del sys.modules[name]
+
+
+def test_a_network_handed_to_a_factory_of_a_copying_loss_is_reported_and_crashes(losses):
+    caller, extra = losses
+    source = caller + ('actor = Actor(nn.Linear(3, 1), in_keys=["observation"])\n'
+                       'critic = ValueOperator(LockedNet(4, 1), in_keys=["observation", "action"])\n'
+                       "loss = make_ddpg(actor, critic=critic)\n")
+    with pytest.raises(TypeError, match="cannot pickle"):
+        run_as_module(source)
+    (finding,) = _rlg001(source, extra)
+    assert finding.message.startswith("`LockedNet` cannot be deep-copied by `DDPGLoss` (it copies its networks) in "
+                                      "`make_ddpg`, which is given it here: `self.lock` holds a thread lock")
+
+
+def test_a_network_handed_to_a_factory_of_a_loss_that_keeps_it_is_not_reported_and_runs(losses):
+    caller, extra = losses
+    source = caller + ('qnet = QValueActor(LockedNet(3, 2), in_keys=["observation"], action_space="one-hot")\n'
+                       "loss = make_dqn(qnet)\n")
+    assert _rlg001(source, extra) == []
+    run_as_module(source)
