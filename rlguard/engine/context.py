@@ -630,9 +630,10 @@ class FileContext:
 
     def _record_passes(self, node: cst.Call, callee: str) -> None:
         """Parameters, and in a method the attributes of its instance (``self.policy``, as "self.policy"),
-        handed as they are to a callable outside the project (``FunctionFacts.passes``), on any path: where
-        a caller's argument may end up (``copy.deepcopy(policy)``, ``ReplayBuffer(transform=transform)``).
-        Builtins (``len(x)``, ``isinstance(x, T)``) hand nothing on."""
+        handed as they are to a callable outside the project (``FunctionFacts.passes``), on any path, with
+        whether the call runs on every path through the body: where a caller's argument may end up
+        (``copy.deepcopy(policy)``, ``ReplayBuffer(transform=transform)``). Builtins (``len(x)``,
+        ``isinstance(x, T)``) hand nothing on."""
         if callee.startswith("builtins."):
             return
         passed = [(name, slot) for slot, value in argument_slots(node) if (name := self._passed_name(value))]
@@ -640,10 +641,11 @@ class FileContext:
         if facts is None:
             return
         names = (*facts.params, *filter(None, [facts.kwargs]))
+        always = not self.scopes[-1].branches
         for name, slot in passed:
             if (name.startswith("self.") or name in names and self._is_parameter(name)) \
-                    and (name, callee, slot) not in facts.passes:
-                facts.passes.append((name, callee, slot))
+                    and (name, callee, slot, always) not in facts.passes:
+                facts.passes.append((name, callee, slot, always))
 
     def _passed_name(self, value: cst.BaseExpression) -> str | None:
         """A parameter's name, or "self.<attr>" for an attribute of the method's own instance."""

@@ -454,7 +454,7 @@ class UncopyablePolicy(Rule):
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
         if isinstance(requirement, PassedToCopy):
-            sink = index.argument_reaches(requirement.callee, requirement.slot, _copies, path)
+            sink = index.argument_reaches(requirement.callee, requirement.slot, _copies, path, every_path=True)
             if sink is None:
                 return None
             pickled, how, fix = _copied_by(sink)

@@ -81,6 +81,12 @@ HELPERS = textwrap.dedent("""
 
     def copies_state(policy):
         return copy.deepcopy(policy.state_dict())
+
+
+    def maybe_snapshot(policy, frozen=False):
+        if frozen:
+            return copy.deepcopy(policy)
+        return policy
 """)
 
 # name -> the caller's statements after ``policy = ...``, the callee the finding names
@@ -102,6 +108,7 @@ NOT_COPYING = {
     "a shallow copy": "out = shallow(policy)",
     "a deep copy of the state dict": "out = copies_state(policy)",
     "a stored policy no method copies, given where the copy is not": "out = Holder(None, name=policy)",
+    "a copy on a branch the call does not take": "out = maybe_snapshot(policy)",
 }
 
 
@@ -114,8 +121,8 @@ def project(tmp_path, monkeypatch):
     (tmp_path / helpers).write_text(HELPERS)
 
     def caller(statements: str, member: str = "self.lock = threading.Lock()") -> str:
-        names = "Box, Evaluator, Holder, copies_state, forwards, forwards_kwargs, keeps, shallow, snapshot, " \
-                "snapshot_by_keyword"
+        names = "Box, Evaluator, Holder, copies_state, forwards, forwards_kwargs, keeps, maybe_snapshot, shallow, " \
+                "snapshot, snapshot_by_keyword"
         return textwrap.dedent(f"""\
             import queue
             import threading
