@@ -16,7 +16,7 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, Flow, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
-from rlguard.engine.member_facts import field_default, forwarded, has_fields, lazily_set, stored_parameter
+from rlguard.engine.member_facts import field_default, forwarded, has_fields, keyword_read, lazily_set, stored_parameter
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.builtins_model import mutated_kind
 from rlguard.engine.reach import argument_slots
@@ -636,21 +636,27 @@ class FileContext:
         ``isinstance(x, T)``) hand nothing on."""
         if callee.startswith("builtins."):
             return
-        passed = [(name, slot) for slot, value in argument_slots(node) if (name := self._passed_name(value))]
-        facts = self._function_facts() if passed else None
+        facts = self._function_facts()
         if facts is None:
             return
+        passed = [(name, slot) for slot, value in argument_slots(node) if (name := self._passed_name(value, facts))]
         names = (*facts.params, *filter(None, [facts.kwargs]))
         always = not self.scopes[-1].branches
         for name, slot in passed:
-            if (name.startswith("self.") or name in names and self._is_parameter(name)) \
+            held = name.partition("[")[0]  # ``kwargs["policy"]`` is held by ``kwargs``
+            if (name.startswith("self.") or held in names and self._is_parameter(held)) \
                     and (name, callee, slot, always) not in facts.passes:
                 facts.passes.append((name, callee, slot, always))
 
-    def _passed_name(self, value: cst.BaseExpression) -> str | None:
-        """A parameter's name, or "self.<attr>" for an attribute of the method's own instance."""
+    def _passed_name(self, value: cst.BaseExpression, facts: FunctionFacts) -> str | None:
+        """A parameter's name, ``kwargs["key"]`` for a keyword read from the ``**kwargs`` parameter
+        (``kwargs["policy"]``, ``kwargs.get("policy")``), or "self.<attr>" for an attribute of the
+        method's own instance."""
         if isinstance(value, cst.Name):
             return value.value
+        key = keyword_read(value, facts.kwargs) if facts.kwargs is not None else None
+        if key is not None:
+            return f'{facts.kwargs}["{key}"]'
         attr = self.is_self_attr(value) if isinstance(value, cst.Attribute) else None
         return f"self.{attr}" if attr is not None and self.method_class() is not None else None
 

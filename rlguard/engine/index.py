@@ -358,10 +358,12 @@ class ProjectIndex:
 
     def _passed_reaches(self, function: FunctionFacts, name: str | None, slot: int | str,
                         accept: Callable[[str, int | str], bool], seen: tuple[str, ...], every_path: bool) -> str | None:
-        """``argument_reaches`` for the value the function holds as ``name`` (a parameter, "self.x")."""
+        """``argument_reaches`` for the value the function holds as ``name`` (a parameter, "self.x"); a
+        keyword its ``**kwargs`` takes is also read as ``kwargs["key"]``."""
+        read = f'{name}["{slot}"]' if name is not None and name == function.kwargs and isinstance(slot, str) else None
         for held, callee, passed_as, always in function.passes:
             passed = slot if passed_as == "**" else passed_as  # in ``**kwargs``, an argument keeps its keyword
-            if held == name and (always or not every_path) and accept(callee, passed):
+            if held in (name, read) and (always or not every_path) and accept(callee, passed):
                 return callee
         for flow in function.flows:  # (recorded only where they run on every path)
             if flow.param != name or flow.slot is None:

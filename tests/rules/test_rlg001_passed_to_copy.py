@@ -54,6 +54,14 @@ HELPERS = textwrap.dedent("""
         return snapshot(**kwargs)
 
 
+    def snapshot_option(**options):
+        return copy.deepcopy(options.get("policy"))
+
+
+    def snapshot_item(**options):
+        return copy.deepcopy(options["policy"])
+
+
     class Holder:
         def __init__(self, policy, name="holder"):
             self.name = name
@@ -98,6 +106,8 @@ FLAGGED = {
     "a function that copies its parameter by keyword": ("out = snapshot_by_keyword(policy)", "snapshot_by_keyword"),
     "a function passing it on": ("out = forwards(policy)", "forwards"),
     "a function passing **kwargs on": ("out = forwards_kwargs(policy=policy)", "forwards_kwargs"),
+    "**kwargs read with .get": ("out = snapshot_option(policy=policy, tag=1)", "snapshot_option"),
+    "**kwargs read by key": ("out = snapshot_item(policy=policy)", "snapshot_item"),
     "a constructor storing it, a method copying it": ("out = Holder(policy).frozen()", "Holder"),
     "a constructor storing it by keyword": ("holder = Holder(name='h', policy=policy)\nout = holder.frozen()", "Holder"),
     "a dataclass field a method copies": ("out = Box(policy).frozen()", "Box"),
@@ -109,6 +119,7 @@ NOT_COPYING = {
     "a deep copy of the state dict": "out = copies_state(policy)",
     "a stored policy no method copies, given where the copy is not": "out = Holder(None, name=policy)",
     "a copy on a branch the call does not take": "out = maybe_snapshot(policy)",
+    "a keyword **kwargs takes but the copy does not read": "out = snapshot_option(model=policy)",
 }
 
 
@@ -122,7 +133,7 @@ def project(tmp_path, monkeypatch):
 
     def caller(statements: str, member: str = "self.lock = threading.Lock()") -> str:
         names = "Box, Evaluator, Holder, copies_state, forwards, forwards_kwargs, keeps, maybe_snapshot, shallow, " \
-                "snapshot, snapshot_by_keyword"
+                "snapshot, snapshot_by_keyword, snapshot_item, snapshot_option"
         return textwrap.dedent(f"""\
             import queue
             import threading
