@@ -16,6 +16,7 @@ from rlguard.engine.index import ANY_KIND
 from rlguard.engine.class_lookup import _kind_for_shape, _method_value, _plain_state, attr_facts, may_be_project
 from rlguard.engine.values import (
     _ARITHMETIC,
+    FIELDS,
     ITERATED,
     _HOLDS_TENSORS,
     _LEAF_KINDS,
@@ -107,12 +108,36 @@ def known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[in
     for slot, kind in args:
         if isinstance(kind, Returns):
             value = returned_value_of(kind, index, path)
-            kind = (arg_kind(value) or "") if value is not None else ""
+            kind = _fields_of(kind, value, index, path) or (arg_kind(value) if value is not None else None) or ""
         elif isinstance(kind, KindIf):
             kind = kind.kind if any(condition_holds(c, index, path) for c in kind.when) else ""
         if kind:
             known.append((slot, kind))
     return tuple(known)
+
+
+def _fields_of(condition: Returns, value: ValueType | None, index: ProjectIndex, path: str) -> str | None:
+    """"fields" when what a project call gives is an instance of a project class whose fields hold tensors
+    (``return EvalResult(mean=...)``): the class the value model typed, else the one every return builds."""
+    if value is not None and value.kind != "object":
+        return None
+    if not condition.chain and _stores_tensors(index, condition.qualname, known_args(condition.args, index, path), path):
+        return FIELDS  # ``Stats(loss=t)``: a field holds the tensor it is given, whatever its annotation says
+    cls, near = (value.project, path) if value is not None and value.project is not None else (None, path)
+    if cls is None and not condition.chain:
+        cls, near = index.built_class(condition.qualname, path) or (None, path)
+    return FIELDS if cls is not None and condition_holds(TensorFields(cls), index, near) else None
+
+
+def _stores_tensors(index: ProjectIndex, qualname: str, args: tuple[tuple[int | str, str], ...], path: str) -> bool:
+    """A call of the project class ``qualname`` passes a tensor-valued argument that a member stores
+    (``self.loss = loss``, a dataclass field)."""
+    slots = {slot for slot, kind in args if kind != FIELDS}
+    if not slots or index.get_class(qualname, path) is None:
+        return False
+    return any(fact.param is not None and slots & {fact.param, fact.position}
+               for _, cls in index.ancestry(qualname, near=path) if cls is not None
+               for assigned in cls.attrs.values() for fact in assigned)
 
 
 def _project_instance(index: ProjectIndex, qualname: str, path: str) -> ValueType:

@@ -16,7 +16,7 @@ from rlguard.engine.lazy import cst
 from rlguard.engine.index import TUPLE, AttrFact, Built, ClassFacts, FileFacts, Flow, FunctionFacts, ProjectIndex
 from rlguard.engine.names import ImportTable, dotted_name
 from rlguard.engine.annotations import type_alternatives
-from rlguard.engine.member_facts import field_default, forwarded, has_fields, lazily_set, stored_parameter
+from rlguard.engine.member_facts import field_default, forwarded, has_fields, keyword_read, lazily_set, stored_parameter
 from rlguard.engine.containers import assigned_item, augmented, container_kind, literal_item, literal_items, mutation_added
 from rlguard.engine.builtins_model import mutated_kind
 from rlguard.engine.reach import argument_slots
@@ -247,22 +247,27 @@ class FileContext:
         """Qualified name of the function a Call calls."""
         return self.qualname(node.func) if isinstance(node, cst.Call) else None
 
-    def summarised_callee(self, node: cst.Call, instances: bool = False) -> str | None:
+    def summarised_callee(self, node: cst.Call) -> str | None:
         """The qualified name the index keeps the summary of what a call calls under: the function's, a
-        method of ``self``'s class, or the lambda a name is bound to (``dump = lambda d: json.dumps(d)``);
-        with ``instances``, also a method of an instance a class call built (``Tracker().log(...)``,
-        ``t = Tracker()`` then ``t.log(...)``), which costs following the receiver."""
+        method of ``self``'s class, or the lambda a name is bound to (``dump = lambda d: json.dumps(d)``)."""
         callee = self.callee(node)
         if callee is None and isinstance(node.func, cst.Attribute):  # ``self.log(...)``
             cls = self.self_class(node.func.value)
             callee = f"{cls.qualname}.{node.func.attr.value}" if cls is not None else None
-            if callee is None and instances:
-                built = self.instance_of(node.func.value)
-                callee = f"{built.names[0]}.{node.func.attr.value}" if built is not None and built.kind == "built" else None
         if callee is None and isinstance(node.func, cst.Name):
             binding = self.lookup(node.func.value)
             callee = binding.summary if binding is not None else None
         return callee
+
+    def project_callee(self, node: cst.Call) -> str | None:
+        """``summarised_callee``, and for a method called on an instance of a project class
+        (``Evaluator(env).evaluate(policy)``, ``evaluator.evaluate(policy)``) the method as the index names
+        it (``module.Evaluator.evaluate``, found along the class's MRO); None when not the project's."""
+        callee = self.summarised_callee(node)
+        if callee is None and isinstance(node.func, cst.Attribute):
+            cls = self.class_of(node.func.value)
+            callee = f"{cls}.{node.func.attr.value}" if cls is not None and may_be_project(cls) else None
+        return callee if callee is not None and may_be_project(callee) else None
 
     def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
         """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
@@ -624,17 +629,36 @@ class FileContext:
                     facts.flows.append(Flow(value.value, callee, slot))
 
     def _record_passes(self, node: cst.Call, callee: str) -> None:
-        """Parameters handed by keyword (or whole, as ``**kwargs``) to a callable outside the project
-        (``FunctionFacts.passes``), on any path: where a caller's argument may end up."""
-        passed = [(value.value, slot) for slot, value in argument_slots(node)
-                  if isinstance(slot, str) and isinstance(value, cst.Name)]
-        facts = self._function_facts() if passed else None
+        """Parameters, and in a method the attributes of its instance (``self.policy``, as "self.policy"),
+        handed as they are to a callable outside the project (``FunctionFacts.passes``), on any path, with
+        whether the call runs on every path through the body: where a caller's argument may end up
+        (``copy.deepcopy(policy)``, ``ReplayBuffer(transform=transform)``). Builtins (``len(x)``,
+        ``isinstance(x, T)``) hand nothing on."""
+        if callee.startswith("builtins."):
+            return
+        facts = self._function_facts()
         if facts is None:
             return
+        passed = [(name, slot) for slot, value in argument_slots(node) if (name := self._passed_name(value, facts))]
         names = (*facts.params, *filter(None, [facts.kwargs]))
-        for name, keyword in passed:
-            if name in names and self._is_parameter(name) and (name, callee, keyword) not in facts.passes:
-                facts.passes.append((name, callee, keyword))
+        always = not self.scopes[-1].branches
+        for name, slot in passed:
+            held = name.partition("[")[0]  # ``kwargs["policy"]`` is held by ``kwargs``
+            if (name.startswith("self.") or held in names and self._is_parameter(held)) \
+                    and (name, callee, slot, always) not in facts.passes:
+                facts.passes.append((name, callee, slot, always))
+
+    def _passed_name(self, value: cst.BaseExpression, facts: FunctionFacts) -> str | None:
+        """A parameter's name, ``kwargs["key"]`` for a keyword read from the ``**kwargs`` parameter
+        (``kwargs["policy"]``, ``kwargs.get("policy")``), or "self.<attr>" for an attribute of the
+        method's own instance."""
+        if isinstance(value, cst.Name):
+            return value.value
+        key = keyword_read(value, facts.kwargs) if facts.kwargs is not None else None
+        if key is not None:
+            return f'{facts.kwargs}["{key}"]'
+        attr = self.is_self_attr(value) if isinstance(value, cst.Attribute) else None
+        return f"self.{attr}" if attr is not None and self.method_class() is not None else None
 
     def _is_parameter(self, name: str) -> bool:
         binding = self.scopes[-1].bindings.get(name)

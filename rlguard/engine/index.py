@@ -129,9 +129,11 @@ class FunctionFacts:
         self.params = params
         self.kwargs = kwargs
         self.flows: list[Flow] = []  # where parameters go: into a rule's sink, or on to another callable
-        # Parameters handed as they are to a callable outside the project: (parameter, callee, keyword), the
-        # keyword "**" for a ``**kwargs`` parameter passed on whole (``ReplayBuffer(..., **kwargs)``).
-        self.passes: list[tuple[str, str, str]] = []
+        # Parameters, and in a method attributes of its instance ("self.policy"), handed as they are to a
+        # callable outside the project: (parameter, callee, position or keyword, whether the call runs on every
+        # path through the body), the keyword "**" for a ``**kwargs`` parameter passed on whole
+        # (``ReplayBuffer(..., **kwargs)``).
+        self.passes: list[tuple[str, str, int | str, bool]] = []
         self.is_property = False  # a method read as an attribute (``@property``): ``obj.name`` gives its value
         self.returns: list[Built] = []  # the calls that build returned values
         self.typed: list[Returned] = []  # one per ``return`` statement, in order
@@ -337,28 +339,58 @@ class ProjectIndex:
                     return slot, found[1]
         return None
 
-    def argument_reaches(self, qualname: str, slot: int | str, accept: Callable[[str, str], bool], near: str = "",
-                         seen: tuple[str, ...] = ()) -> str | None:
+    def argument_reaches(self, qualname: str, slot: int | str, accept: Callable[[str, int | str], bool],
+                         near: str = "", seen: tuple[str, ...] = (), every_path: bool = False) -> str | None:
         """The callable outside the project that the argument ``slot`` (position or keyword) of a call of
-        the project function or method ``qualname`` is passed to, by a keyword ``accept(callee, keyword)``
-        takes (``transform=`` of a replay buffer), inside it or in the project functions it passes it
-        on to, as it is or in ``**kwargs``."""
+        the project function, method or class ``qualname`` is passed to, at a position or by a keyword
+        ``accept(callee, slot)`` takes (``transform=`` of a replay buffer, the object of ``copy.deepcopy``),
+        inside it or in the project functions it passes it on to, as it is or in ``**kwargs``; with
+        ``every_path``, only by calls that run on every path through their function. A class's argument goes
+        through its ``__init__``, and, stored as ``self.x``, to what any method hands ``self.x``."""
         function = self.get_function(qualname, near)
-        if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
+        if function is None:
+            cls = self.get_class(qualname, near) if qualname not in seen and len(seen) <= _MAX_FOLLOWED else None
+            return self._stored_reaches(cls, slot, accept, seen + (qualname,), every_path) if cls is not None else None
+        if function.qualname in seen or len(seen) > _MAX_FOLLOWED:
             return None
-        param = _parameter(function, slot)
-        for name, callee, keyword in function.passes:
-            passed = slot if keyword == "**" else keyword  # in ``**kwargs``, an argument keeps its keyword
-            if name == param and isinstance(passed, str) and accept(callee, passed):
+        return self._passed_reaches(function, _parameter(function, slot), slot, accept, seen + (function.qualname,),
+                                    every_path)
+
+    def _passed_reaches(self, function: FunctionFacts, name: str | None, slot: int | str,
+                        accept: Callable[[str, int | str], bool], seen: tuple[str, ...], every_path: bool) -> str | None:
+        """``argument_reaches`` for the value the function holds as ``name`` (a parameter, "self.x"); a
+        keyword its ``**kwargs`` takes is also read as ``kwargs["key"]``."""
+        read = f'{name}["{slot}"]' if name is not None and name == function.kwargs and isinstance(slot, str) else None
+        for held, callee, passed_as, always in function.passes:
+            passed = slot if passed_as == "**" else passed_as  # in ``**kwargs``, an argument keeps its keyword
+            if held in (name, read) and (always or not every_path) and accept(callee, passed):
                 return callee
-        for flow in function.flows:
-            if flow.param != param or flow.slot is None:
+        for flow in function.flows:  # (recorded only where they run on every path)
+            if flow.param != name or flow.slot is None:
                 continue
             passed = slot if flow.slot == "**" else flow.slot
-            found = self.argument_reaches(flow.callee, passed, accept, function.path, seen + (function.qualname,))
+            found = self.argument_reaches(flow.callee, passed, accept, function.path, seen, every_path)
             if found is not None:
                 return found
         return None
+
+    def _stored_reaches(self, cls: ClassFacts, slot: int | str, accept: Callable[[str, int | str], bool],
+                        seen: tuple[str, ...], every_path: bool) -> str | None:
+        """``argument_reaches`` for a constructor call: through ``__init__``, then through the members that
+        store the argument (``self.policy = policy``, a dataclass field) to what the methods hand them."""
+        ancestry = [facts for _, facts in self.ancestry(cls.qualname, cls.path) if facts is not None]
+        init = self.get_function(f"{cls.qualname}.__init__", cls.path)
+        found = self.argument_reaches(init.qualname, slot, accept, init.path, seen, every_path) \
+            if init is not None else None
+        stored = {attr for facts in ancestry for attr, assigned in facts.attrs.items()
+                  if any(fact.param is not None and slot in (fact.param, fact.position) for fact in assigned)}
+        for facts in ancestry if found is None and stored else ():
+            for method in sorted(facts.methods):
+                function: FunctionFacts | None = self._find("functions", f"{facts.qualname}.{method}", facts.path)
+                for attr in sorted(stored):
+                    if found is None and function is not None:
+                        found = self._passed_reaches(function, f"self.{attr}", slot, accept, seen, every_path)
+        return found
 
     def unplaced_tensordict(self, qualname: str, near: str = "", seen: tuple[str, ...] = ()) -> FunctionFacts | None:
         """The project function that builds the TensorDict with no device that every ``return`` of the

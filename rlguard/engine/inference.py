@@ -34,6 +34,7 @@ from rlguard.engine.values import (
     _HOLDS_TENSORS,
     _LEAF_KINDS,
     _MAX_CHAIN,
+    FIELDS,
     MAX_DEPTH,
     ArgKinds,
     Condition,
@@ -311,11 +312,21 @@ class _Inference(LeafFinder, ClassLookup):
                 kind = condition  # what a project call gives: the index answers it
             elif typed is not None and typed[1] and arg_kind(typed[0]) is not None:  # ``[scale(t)]``, ``half(scale(t))``
                 kind = KindIf(arg_kind(typed[0]) or "", typed[1])
+            elif typed is not None and typed[0].kind == "object" and typed[0].project is not None:
+                kind = self.fields_kind(arg.value, env, depth)
             slot: int | str = arg.keyword.value if arg.keyword is not None else position
             if kind is not None:
                 found.append((slot, kind))
             position += arg.keyword is None
         return tuple(found)
+
+    def fields_kind(self, node: cst.BaseExpression, env: _Env, depth: int) -> str | KindIf | None:
+        """"fields" for an instance of a project class whose fields hold tensors: certainly (the call that
+        built it was given one), or when the class declares or assigns one (``TensorFields``)."""
+        fields = self.field_leaves(node, env, depth + 1, (), ()) or []
+        if any(leaf.certain for leaf in fields):
+            return FIELDS
+        return KindIf(FIELDS, frozenset().union(*(leaf.when for leaf in fields))) if fields else None
 
     def object_call(self, value: ValueType, node: cst.Call, env: _Env, depth: int) -> ValueType | None:
         """Calling an object: a TensorDict module or a loss gives a TensorDict; another module given

@@ -23,6 +23,7 @@ from rlguard.engine.items import _DICT_CALLS, ItemReader
 from rlguard.engine.matching import method_call, positional
 from rlguard.engine.values import (
     _CERTAIN,
+    FIELDS,
     MAX_DEPTH,
     Leaf,
     TensorFields,
@@ -66,6 +67,8 @@ class LeafFinder(ItemReader):
             if binding.iterated is not None and self.kind(node, env, depth) is None:
                 inner_env = self.inside(node.value, binding, innermost, env)
                 return self.item_leaves(binding, binding.position, inner_env, depth, bindings, via)
+        if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":  # the fields of an instance
+            return self.field_leaves(node.value, env, depth + 1, bindings, via) or []
         if isinstance(node, cst.Subscript) and is_full_slice(node) and self.kind(node, env, depth) is None:
             return self.leaves(node.value, env, depth + 1, bindings, via, local, encodable)  # ``xs[:]``: a copy
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self.kind(node, env, depth) is None:
@@ -160,6 +163,10 @@ class LeafFinder(ItemReader):
                      via: tuple) -> list[Leaf] | None:
         """The tensor-valued fields of an instance (``asdict(stats)``): the arguments the call that built
         it passed, and the fields its class declares or assigns tensors (asked of the index)."""
+        if isinstance(instance, cst.Name):
+            param = self.lookup(instance.value, env)
+            if param is not None and param[0].assumed == FIELDS:  # a parameter, while a summary is computed
+                return [Leaf(instance, "holds", _CERTAIN, bindings + (param[0],), via, False)]
         built = self.ctx.value_of(instance)
         if not isinstance(built, cst.Call):
             return None

@@ -31,7 +31,7 @@ def stored_parameter(method: cst.FunctionDef, value: cst.BaseExpression) -> tupl
             return value.value, None
         return None
     kwargs = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
-    key = _keyword_read(value, kwargs) if kwargs is not None else None
+    key = keyword_read(value, kwargs) if kwargs is not None else None
     return (key, None) if key is not None else None
 
 
@@ -56,7 +56,7 @@ def forwarded(method: cst.FunctionDef, call: cst.BaseExpression) -> tuple[tuple[
     return tuple(found)
 
 
-def _keyword_read(value: cst.BaseExpression, kwargs: str) -> str | None:
+def keyword_read(value: cst.BaseExpression, kwargs: str) -> str | None:
     """``"guard"`` for ``kwargs["guard"]`` and ``kwargs.get("guard", ...)``."""
     if isinstance(value, cst.Subscript) and dotted_name(value.value) == kwargs and len(value.slice) == 1:
         index = value.slice[0].slice

@@ -150,8 +150,11 @@ _ARITHMETIC = "<arithmetic>"  # a link of ``Returns.chain``: an operator applied
 ITERATED = "<iterated>"  # a link of ``Returns.chain``: the value's items taken one by one, together
 # The kinds a summary assumes its parameters to have, and the argument kinds that give them.
 # A container holding tensors is given as a dict ("holds-dict", whose items taken one by one are its keys)
-# or as another container ("holds-list").
-SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict")
+# or as another container ("holds-list"). "fields": an instance of a class whose fields hold tensors (a
+# dataclass, attrs class or NamedTuple): not tensor-valued itself, but what reads its fields is
+# (``dataclasses.asdict(p)``, ``astuple``, ``vars(p)``, ``p.__dict__``, ``p._asdict()``).
+SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict", "fields")
+FIELDS = "fields"
 _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
 _ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict")}
 

@@ -43,6 +43,7 @@ from rlguard.rules.data import (
 )
 from rlguard.engine.containers import literal_items
 from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
+from rlguard.engine.reach import argument_slots
 
 DEEPCOPY = "copy.deepcopy"
 COLLECTOR_PREFIX = "torchrl.collectors."
@@ -103,6 +104,16 @@ class UncopyableItem(Requirement):
 PolicyRequirement = Uncopyable | UncopyableAttr | UncopyableItem
 
 
+@dataclass(frozen=True)
+class PassedToCopy(Requirement):
+    """``policy`` holds when argument ``slot`` of a call of the project callable ``callee`` reaches a deep
+    copy (or a pickling) inside it (``ProjectIndex.argument_reaches``, with ``_copies`` as the sink)."""
+
+    callee: str
+    slot: int | str
+    policy: PolicyRequirement
+
+
 def _alias(callee: str) -> str:
     for prefix, replacement in UNCOPYABLE_ALIASES.items():
         if callee.startswith(prefix):
@@ -143,6 +154,30 @@ def _where(defined_in: str, line: int, reported_in: str) -> str:
 
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
+
+
+def _copies(callee: str, slot: int | str) -> bool:
+    """The sinks of a value handed to a project callable: the object of ``copy.deepcopy``, the policy of
+    a multi-process collector (pickled), a network of a loss that copies its networks."""
+    name = _short(callee)
+    if callee == DEEPCOPY:
+        return slot in (0, "x")
+    if callee.startswith(COLLECTOR_PREFIX) and name in MULTI_PROCESS_COLLECTORS:
+        return slot in (1, "policy")
+    if is_torchrl_loss(callee) and name in DEEPCOPYING_LOSSES:
+        return _is_network_keyword(slot) if isinstance(slot, str) else slot < len(LOSS_NETWORK_PARAMETERS.get(name, ()))
+    return False
+
+
+def _copied_by(sink: str) -> tuple[bool, str, str]:
+    """(pickled, how, remedy) for a sink ``_copies`` accepts: the words a finding uses for it."""
+    name = _short(sink)
+    if sink == DEEPCOPY:
+        return False, "cannot be deep-copied by `copy.deepcopy`", _FIX_DEEPCOPY
+    if name in MULTI_PROCESS_COLLECTORS:
+        return True, f"cannot be pickled to `{name}`'s workers", _FIX_PICKLE
+    fix = remedy(advice.ESTIMATOR if name in _ESTIMATOR_COPIES else advice.LOSS)
+    return False, f"cannot be deep-copied by `{name}` (it copies its networks)", fix
 
 
 def _is_network_keyword(name: str) -> bool:
@@ -203,6 +238,13 @@ class UncopyablePolicy(Rule):
         "is what a function or method of the project returns (in any file), "
         "or wraps one (`TensorDictModule`, `TensorDictSequential`, `ProbabilisticActor`, `Actor`, "
         "`ValueOperator`, `QValueActor`, `nn.Sequential`, `nn.ModuleList`, ...).\n\n"
+        "Such a policy handed to a function, method or class of the project (in any file) that deep-copies "
+        "it (`copy.deepcopy`, a loss that copies its networks) or pickles it (a multi-process collector), "
+        "itself or through the functions it passes it on to (by position, keyword or `**kwargs`), or that "
+        "stores it as `self.x` for a method that copies `self.x`, is reported where it is handed over: "
+        "`Evaluator().evaluate(policy)` with `def evaluate(self, policy): copy.deepcopy(policy)`. The calling "
+        "file need not name a copy, a collector or a loss: it is checked when its imports reach such a "
+        "function or class of the project, also when it is checked alone.\n\n"
         "Not reported: `copy.copy`, deep copies of dicts, configs, state dicts and lock-free "
         "sub-modules, a collector without `policy_device=`/`device=` (it uses the policy as it is) or "
         "given a literal device where the policy already is (`policy_device=\"cpu\"` for a policy built "
@@ -247,6 +289,7 @@ class UncopyablePolicy(Rule):
                "built-in list (for example `mylab.hardware.Camera`)."),
     )
     tokens = (("deepcopy", "Collector", "Loss", "get_stateful_net"),)
+    through_imports = ("", tokens)  # ``evaluate(policy)`` of a helper of another file that copies it
 
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
@@ -413,6 +456,15 @@ class UncopyablePolicy(Rule):
     @classmethod
     def resolve(cls, requirement: Requirement, index: ProjectIndex, path: str,
                 options: Mapping[str, Any]) -> dict[str, str] | None:
+        if isinstance(requirement, PassedToCopy):
+            sink = index.argument_reaches(requirement.callee, requirement.slot, _copies, path, every_path=True)
+            if sink is None:
+                return None
+            pickled, how, fix = _copied_by(sink)
+            found = cls.resolve(dataclasses.replace(requirement.policy, pickled=pickled), index, path, options)
+            if found is None:
+                return None
+            return {**found, "how": how, "advice": fix.replace("{holder}", found["holder"])}
         user_types = _user_types(options)
         if not isinstance(requirement, (Uncopyable, UncopyableAttr, UncopyableItem)):
             return super().resolve(requirement, index, path, options)
@@ -451,6 +503,10 @@ class UncopyablePolicy(Rule):
             return
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return
+        project = self.ctx.project_callee(node)
+        if project is not None and project not in UNCOPYABLE_MARKERS:
+            self._passed_on(node, project)
+            return
         callee = self.ctx.callee(node)
         if callee is None:
             return
@@ -467,6 +523,17 @@ class UncopyablePolicy(Rule):
             self._collector(node, callee)
         elif is_torchrl_loss(callee):
             self._loss(node, callee)
+
+    def _passed_on(self, node: cst.Call, callee: str) -> None:
+        """A policy handed to a function, method or class of the project that deep-copies (or pickles) it,
+        itself or through what it calls or stores it in: reported here, where the policy is, once the
+        index confirms both."""
+        for slot, value in argument_slots(node):
+            found = tuple(dict.fromkeys(self._policies(value))) if slot != "**" else ()
+            if found:
+                self.report(value, "`{holder}` {how} in `" + _short(callee) + "`, which is given it here" + _CAUSE,
+                            remedy=_SET_AT + "{advice}",
+                            requires=tuple(PassedToCopy(callee, slot, policy) for policy in found))
 
     def _collector(self, node: cst.Call, callee: str) -> None:
         name = _short(callee)

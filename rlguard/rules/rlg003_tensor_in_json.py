@@ -13,10 +13,9 @@ from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import JSON_DUMP_FUNCTIONS, JSON_ENCODER_KEYWORDS, JSON_ENCODERS
-from rlguard.engine.class_lookup import may_be_project
 from rlguard.engine.inference import argument_kinds, tensor_leaves
 from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
-from rlguard.engine.values import ArgKinds, AttrTorchMethod, Condition, Leaf, TorchMethod
+from rlguard.engine.values import FIELDS, ArgKinds, AttrTorchMethod, Condition, Leaf, TorchMethod
 from rlguard.engine.names import loaded_names
 
 _SHOWN_PARTS = 3  # parts named in a message before "and N more"
@@ -24,6 +23,9 @@ _PART_CHARS = 48  # longer parts are shortened in messages
 
 _CONVERT = "convert with `.tolist()` (a 0-d tensor gives a Python number, others a nested list)"
 _SAVE = "save tensors with `torch.save` and keep JSON for plain values"
+# An instance whose fields hold tensors, passed to a function that encodes its fields (``asdict(result)``).
+_FIELDS = ("its fields hold tensors: convert them with `.tolist()` (or `.item()`) where it is built, or pass "
+           "`default=lambda value: value.tolist()` to the encoder")
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ class TensorInJson(Rule):
         "are passed. A tensor, or a dict or list of tensors, passed to a function, method or lambda of the "
         "project (in any file) that hands it to an encoder, itself or through what it calls, is reported "
         "where it is passed: `log(**fields)` dumping `fields` given `loss=t`, `dump = lambda d: json.dumps(d)` "
-        "given `{\"loss\": t}`, `Tracker().log(loss=t)`. The calling file need not name `json`: a file is "
+        "given `{\"loss\": t}`, `Tracker().log(loss=t)`. So is an instance whose fields hold tensors (a dataclass, attrs class or "
+        "NamedTuple given a tensor for a field, or whose class declares or assigns one) passed to a function "
+        "that encodes its fields (`dataclasses.asdict`, `astuple`, `vars`, `__dict__`, `_asdict()`). The calling file need not name `json`: a file is "
         "checked when its imports reach a function or class of the project whose text encodes, itself or "
         "through a function it calls (two calls deep), also when it is checked alone. torchrl's and "
         "tensordict's own modules are libraries here, even as the project's source: only their files that "
@@ -109,7 +113,9 @@ class TensorInJson(Rule):
         "before.\n\n"
         "A tensor passed to a function that dumps it (`log(loss=t)`) gets `.tolist()` where it is passed, and "
         "so does each tensor of a dict or list passed (`dump({\"loss\": t})`), when they are written in the "
-        "same scope; that fix is unsafe, since the function may also use the value as a tensor.\n\n"
+        "same scope; that fix is unsafe, since the function may also use the value as a tensor. An instance "
+        "whose fields hold tensors gets no fix where it is passed (its tensors sit where it was built): the "
+        "finding says to convert them there, or to give the encoder `default=`.\n\n"
         "No fix for `parameters()` and `state_dict()` payloads (save them with `torch.save`), and for "
         "sets and generators (JSON cannot encode them anyway)."
     )
@@ -337,8 +343,8 @@ class TensorInJson(Rule):
         """A tensor (or a container of tensors) passed to a function or lambda of the project that hands
         it to an encoder (``log(loss=t)`` with ``def log(**kw): json.dumps(kw)``): reported here, where the
         tensor is, once the index confirms it."""
-        callee = self.ctx.summarised_callee(node, instances=True)
-        if callee is None or not may_be_project(callee):
+        callee = self.ctx.project_callee(node)
+        if callee is None:
             return
         kinds = argument_kinds(node, self.ctx)
         if not kinds:
@@ -543,6 +549,8 @@ _FIRST_LINE = 120  # characters a message's first line should stay within
 
 
 def _advice(kinds: Sequence[str]) -> str:
+    if FIELDS in kinds:
+        return _FIELDS
     if all(kind == "bulk" for kind in kinds):
         return _SAVE
     if "bulk" in kinds:

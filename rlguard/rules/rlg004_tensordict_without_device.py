@@ -650,7 +650,7 @@ def _stacked(call: cst.Call, ctx: FileContext) -> cst.BaseExpression | None:
     return args[0].value if args else None
 
 
-def _takes_transform(callee: str, keyword: str) -> bool:
+def _takes_transform(callee: str, keyword: int | str) -> bool:
     """The sink of a buffer factory's argument: a replay buffer's ``transform=``."""
     return keyword == "transform" and is_replay_buffer(callee)
 

@@ -45,7 +45,7 @@ FLAGGED = {
     "a method of an instance bound to a name": ({"tracker.py": TRACKER}, "from tracker import Tracker\n",
                                                 "tracker = Tracker()\nout = tracker.log(loss=loss)"),
 }
-MODULES = ("logutil", "helpers", "tracker", "tools", "tools.logutil", "shout")
+MODULES = ("logutil", "helpers", "tracker", "tools", "tools.logutil", "shout", "evaluation")
 
 
 def _program(case: str, call: str | None = None) -> tuple[dict[str, str], str]:
@@ -67,7 +67,7 @@ def _run(root, files: dict[str, str], source: str) -> dict:
             sys.modules.pop(module, None)
 
 
-def _checked_alone(root, files: dict[str, str], source: str) -> list:
+def _checked_alone(root, files: dict[str, str], source: str, code: str = "RLG003") -> list:
     """Findings when only the caller is given, as pre-commit passes it."""
     for name, text in {**files, "example.py": source}.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -75,11 +75,11 @@ def _checked_alone(root, files: dict[str, str], source: str) -> list:
     previous = os.getcwd()
     os.chdir(root)
     try:
-        report, _ = check(["example.py"], Config(root=str(root)), RunOptions(select=["RLG003"], jobs=1, use_cache=False),
+        report, _ = check(["example.py"], Config(root=str(root)), RunOptions(select=[code], jobs=1, use_cache=False),
                           Target(NEWEST_KNOWN_TORCHRL, "default"))
     finally:
         os.chdir(previous)
-    return [f for f in report.findings if f.code == "RLG003"]
+    return [f for f in report.findings if f.code == code]
 
 
 @pytest.mark.parametrize("case", list(FLAGGED))
@@ -146,3 +146,22 @@ def test_a_cached_caller_is_checked_again_once_its_helper_starts_encoding(tmp_pa
     assert findings() == []
     (tmp_path / "logutil.py").write_text(files["logutil.py"])
     assert findings() == ["example.py"]
+
+
+SNAPSHOT = "import copy\n\n\ndef snapshot(policy):\n    return copy.deepcopy(policy)\n"
+POLICY = ("import threading\n\nimport torch\n\nfrom evaluation import snapshot\n\n\n"
+          "class Policy(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+          "        self.net = torch.nn.Linear(2, 2)\n        self.lock = threading.Lock()\n\n\nout = snapshot(Policy())\n")
+
+
+def test_a_policy_handed_to_a_helper_that_copies_it_is_reported_in_a_caller_that_never_names_a_copy(tmp_path):
+    """RLG001 through imports: the caller names no copy, no collector and no loss."""
+    files = {"evaluation.py": SNAPSHOT}
+    with pytest.raises(TypeError, match="pickle"):
+        _run(tmp_path / "original", files, POLICY)
+    in_project = [f.line for f in check_source(POLICY, select=["RLG001"], extra_files=files) if f.code == "RLG001"]
+    report_alone = _checked_alone(tmp_path / "alone", files, POLICY, "RLG001")
+    assert in_project == [f.line for f in report_alone] == [POLICY.count("\n")]
+    copyable = POLICY.replace("        self.lock = threading.Lock()\n", "")
+    assert check_source(copyable, select=["RLG001"], extra_files=files) == []
+    _run(tmp_path / "copyable", files, copyable)
