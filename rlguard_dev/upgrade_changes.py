@@ -422,9 +422,10 @@ def spec_key_moves(releases: list[Release]) -> list[dict]:
             if len(read) != 1 or read[0] in entries:
                 continue
             container, key = read[0]
-            later = next((i for i in range(index + 1, len(bases)) if bases[i] is not None
-                          and (container, key) not in _self_subscripts(bases[i][1])), None)
-            moved = _accessors(bases[later][1], "getter").get(name) if later is not None else None
+            later = next((i for i in range(index + 1, len(bases)) if (b := bases[i]) is not None
+                          and (container, key) not in _self_subscripts(b[1])), None)
+            found = bases[later] if later is not None else None
+            moved = _accessors(found[1], "getter").get(name) if found is not None else None
             keys = [k for c, k in _self_subscripts(moved) if c == container and k != key] if moved else []
             if later is None or not keys:
                 continue

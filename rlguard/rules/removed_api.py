@@ -371,7 +371,8 @@ class RemovedApiRule(Rule):
             f"`{container}[\"{key}\"]` is gone from torchrl {_text(change.removed_in)}: the key moved (the target is "
             f"{_text(self.ctx.target)})",
             f"read `{container}[{spelled}]`, which holds what `{key}` held"
-            + (f" (`env.{change.replacement.rpartition('.')[2]}` reads it too)" if len(change.path) == 1 else "")
+            + (f" (`env.{(change.replacement or '').rpartition('.')[2]}` reads it too)"
+               if len(change.path) == 1 and change.replacement else "")
             + ("; `env.<name>_spec = ...` sets a spec: the container is locked" if stored else "")),
             "KeyError", fix=fix)
 
