@@ -487,6 +487,12 @@ def amend(package: str, releases: list[Release], entries: list[dict],
             continue
         if entry["kind"] == "name" and entry["name"] in raising and entry["removed_in"] is None:
             entry = {**entry, **raising[entry["name"]]}  # (one gone from this module altogether stands as it is)
+        elif entry["kind"] == "name" and raising.get(entry["name"], {}).get("rewrite") \
+                and (entry["replacement"] or "").rpartition(".")[2] == raising[entry["name"]]["replacement"].rpartition(".")[2]:
+            # Gone from this module, while the class still raises where it is defined: a call needs the
+            # same rewrite (``NormalParamExtractor(net)`` would take ``net`` for its scale mapping).
+            structure = raising[entry["name"]]
+            entry = {**entry, **{k: structure[k] for k in ("rewrite", "old_parameters", "new_parameters")}}
         amended.append({"found": "removal" if entry["removed_in"] else "deprecation", **entry})
     newest = releases[-1]
     offered = {n for m in newest.modules if _is_public_module(m) for n in newest.public(m)}

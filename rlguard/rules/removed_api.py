@@ -322,7 +322,7 @@ class RemovedApiRule(Rule):
         """A call of a policy wrapper whose constructor only raises: rewritten as the policy followed by
         the module that replaced it, when the call fits (``wrapper_rewrite``)."""
         change = self._change(self.ctx.callee(node))
-        if change is None or change.found != "raises" or self._state(change) != "removed":
+        if change is None or (change.found != "raises" and not change.rewrite) or self._state(change) != "removed":
             return
         rewrite = {"policy-then-module": wrapper_rewrite, "operator-then-module": operator_rewrite}.get(change.rewrite)
         rewritten = rewrite(node, change, SEQUENTIALS[change.rewrite][1], change.new_name or "") if rewrite else None
@@ -512,10 +512,12 @@ class RemovedApiRule(Rule):
                           f"{change.new_name} takes)"
             elif clash is not None:
                 remedy += f" (not rewritten: `{clash}` names something else in this file)"
-            old = change.name
-            self._flag(call, change, (f"`{old}(...)` raises RuntimeError since torchrl {_text(change.removed_in)}: its "
-                                      f"constructor only raises (the target is {_text(self.ctx.target)})", remedy),
-                       "RuntimeError", fix=fix)
+            old, package = change.name, change.module.split(".")[0]
+            head = f"`{old}(...)` raises RuntimeError since {package} {_text(change.removed_in)}: its constructor only raises" \
+                if change.found == "raises" else \
+                f"`{old}` is gone from `{change.module}` since {package} {_text(change.removed_in)}, and its class only raises"
+            self._flag(call, change, (f"{head} (the target is {_text(self.ctx.target)})", remedy),
+                       "RuntimeError" if change.found == "raises" else "ImportError", fix=fix)
 
     def _flag_steps(self) -> None:
         """``explore.step()`` where ``explore`` is not built by a wrapper call of this file, but may be one
@@ -561,8 +563,8 @@ class RemovedApiRule(Rule):
     def _import_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
                     module: str) -> Fix | None:
         old, new = alias.evaluated_name, change.new_name
-        if new is None or change.fix == "none":
-            return None
+        if new is None or change.fix == "none" or change.rewrite:
+            return None  # a class whose calls are rewritten: each call's fix drops the import it no longer needs
         moved = change.new_module not in (None, module)
         if moved and statement.relative:
             return None  # the message says where it went

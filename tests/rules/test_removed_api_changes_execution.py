@@ -137,6 +137,15 @@ net = NormalParamWrapper(torch.nn.Linear(3, 4), "exp", 0.5)
 loc, scale = net(torch.randn(5, 3))
 assert loc.shape == scale.shape == (5, 2) and (scale >= 0.5).all()
 """,
+    # tensordict's own wrapper, gone from the module users imported it from: the same rewrite, not a rename
+    # (``NormalParamExtractor(net)`` would take ``net`` for its scale mapping).
+    "normal-param-wrapper-tensordict": """
+import torch
+from tensordict.nn.distributions import NormalParamWrapper
+net = NormalParamWrapper(torch.nn.Linear(3, 4))
+loc, scale = net(torch.randn(5, 3))
+assert loc.shape == scale.shape == (5, 2) and (scale > 0).all()
+""",
     # torchrl 0.1's layout of the spec containers (``env.specs``, ``env.input_spec``, ``env.output_spec``).
     "spec-layout": ENV + """
 specs = env.specs
@@ -217,6 +226,8 @@ def test_the_structural_rewrites_carry_every_argument(fixed):
             in fixed["normal-param-wrapper"])
     assert 'Sequential(torch.nn.Linear(3, 4), NormalParamExtractor("exp", 0.5))' in fixed["normal-param-wrapper-positional"]
     assert "NormalParamWrapper" not in fixed["normal-param-wrapper"]  # its import goes with its only use
+    assert "Sequential(torch.nn.Linear(3, 4), NormalParamExtractor())" in fixed["normal-param-wrapper-tensordict"]
+    assert "NormalParamWrapper" not in fixed["normal-param-wrapper-tensordict"]
     assert 'specs["input_spec"]["full_action_spec", "action"]' in fixed["spec-layout"]
     assert 'specs["output_spec"]["full_observation_spec"]["observation"]' in fixed["spec-layout"]
     assert 'env.output_spec["full_done_spec", "done"]' in fixed["spec-layout"]
