@@ -77,7 +77,8 @@ class UnguardedWorkerStart(Rule):
     )
     why = (
         "Every torchrl release sets the `spawn` start method when it is imported, unless the program chose one "
-        "first (0.1 to 0.10 in `torchrl/__init__.py`; 0.11 on through `_get_default_mp_start_method`, which the "
+        "first (from the first release, 0.0.5, to 0.10 in `torchrl/__init__.py`; 0.11 on through "
+        "`_get_default_mp_start_method`, which the "
         "collectors and ParallelEnv read too). A spawned worker starts a fresh interpreter that imports the "
         "main module again: a collector built at module level is built again in the worker, which fails "
         "(\"An attempt has been made to start a new process before the current process has finished its "

@@ -37,7 +37,7 @@ SCRIPTS = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".py") or os.path
 BLOCKED: dict[str, str] = {}
 # Scripts rlguard does not fix whole yet, with what is missing.
 KNOWN_GAPS: dict[str, str] = {
-    "coding_dqn_v0_2.py": "every torchrl sets the `spawn` start method unless the program chose one (0.1-0.10 in "
+    "coding_dqn_v0_2.py": "every torchrl sets the `spawn` start method unless the program chose one (0.0.5-0.10 in "
                           "torchrl/__init__.py, 0.11 on through `_get_default_mp_start_method`), and the tutorial "
                           "builds its MultiaSyncDataCollector at module level (`get_collector(...)`) with no "
                           "`__main__` guard: each spawned worker re-runs the script and fails, and the parent waits "
