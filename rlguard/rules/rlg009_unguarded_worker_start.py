@@ -12,8 +12,10 @@ from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import MULTI_PROCESS_COLLECTORS
 
 # The classes whose workers torchrl starts with its default start method: the multiprocess collectors
-# (``data.MULTI_PROCESS_COLLECTORS``) and ParallelEnv (torchrl 0.1-0.14.1 sources).
+# (``data.MULTI_PROCESS_COLLECTORS``), which start them when built, and ParallelEnv, which starts them when
+# first used (a reset, a step, a collector built on it: torchrl 0.14.1's batched_envs.py, and run).
 WORKER_CLASSES = MULTI_PROCESS_COLLECTORS | {"ParallelEnv"}
+LAZY_WORKER_CLASSES = frozenset({"ParallelEnv"})
 # Start methods under which a worker does not import the main module again.
 INHERITING_METHODS = frozenset({"fork"})
 
@@ -71,7 +73,10 @@ class UnguardedWorkerStart(Rule):
     what = (
         "Flags each call, at module level and outside an `if __name__ == \"__main__\":` block, of a torchrl "
         "class whose workers torchrl starts as processes: the multiprocess collectors (`MultiSyncCollector`, "
-        "`MultiaSyncDataCollector`, `AsyncCollector`, ...) and `ParallelEnv`. Silent inside functions and "
+        "`MultiaSyncDataCollector`, `AsyncCollector`, ...), which start them when built, also through a function "
+        "of the file that builds one, and `ParallelEnv`, which starts them when first used: flagged where "
+        "module-level code outside the guard uses it (`env.rollout(...)`, a collector built on it). Silent inside "
+        "functions and "
         "classes, under the guard, when the call passes `mp_start_method=\"fork\"`, and in a file that sets a "
         "start method other than `spawn` or `forkserver` itself (`multiprocessing.set_start_method(\"fork\")`)."
     )
@@ -127,6 +132,11 @@ class UnguardedWorkerStart(Rule):
         self._local_calls: list[cst.Call] = []  # unguarded module-level calls of a plain name
         self._switches: dict[str, Switch] = {}  # the current function's parameters that default to a falsy literal
         self._branches: list[list] = []  # enclosing ``if`` tests, each with whether the walk is in its ``else``
+        self._assigned: dict[int, str] = {}  # module-level ``name = <call>``: the call's id -> name
+        self._targets: set[int] = set()  # those names' Name nodes (a binding, not a read)
+        self._reads: list[str] = []  # names read by unguarded module-level code, in source order
+        # ``env = ParallelEnv(...)`` unguarded at module level: (call, name, reads before it, what is called)
+        self._lazy: list[tuple[cst.Call, str, int, str]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not self._functions:
@@ -176,6 +186,8 @@ class UnguardedWorkerStart(Rule):
         if not callee.startswith("torchrl.") or short not in WORKER_CLASSES or self._guards:
             return
         if owner:  # a worker start inside a module-level function: flagged where module-level code calls it
+            if short in LAZY_WORKER_CLASSES:
+                return  # built, not started: where the caller uses it is not followed
             switch = self._switch()
             if owner not in self._starts or self._starts[owner][1] is not None and switch is None:
                 self._starts[owner] = (short, switch)
@@ -185,7 +197,21 @@ class UnguardedWorkerStart(Rule):
         passed = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "mp_start_method"), None)
         if passed is not None and (_literal(passed) is None or _literal(passed) in INHERITING_METHODS):
             return
-        self._calls.append((node, f"`{dotted_name(node.func) or short}(...)`"))
+        what = f"`{dotted_name(node.func) or short}(...)`"
+        if short in LAZY_WORKER_CLASSES and id(node) in self._assigned:
+            self._lazy.append((node, self._assigned[id(node)], len(self._reads), what))
+        else:
+            self._calls.append((node, what))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``env = ParallelEnv(...)`` at module level: its workers start where module-level code reads ``env``."""
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and not self._functions:
+            self._assigned[id(node.value)] = node.targets[0].target.value
+            self._targets.add(id(node.targets[0].target))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self._functions and not self._guards and id(node) not in self._targets and self.ctx.at_module_level:
+            self._reads.append(node.value)
 
     def _builds(self, call: cst.Call, starts: dict[str, str]) -> str | None:
         """The worker class that this call of a module-level function builds: always, or because the call
@@ -211,6 +237,7 @@ class UnguardedWorkerStart(Rule):
             if built:
                 name = call.func.value  # type: ignore[attr-defined]  # a Name, by ``visit_Call``
                 self._calls.append((call, f"`{name}(...)`, which builds a `{built}`,"))
+        self._calls += [(call, what) for call, name, before, what in self._lazy if name in self._reads[before:]]
         for call, what in self._calls:
             self.report(call, (f"{what} starts worker processes at module level: torchrl starts them with "
                                "`spawn`, each worker imports this module again and runs this line, and fails "

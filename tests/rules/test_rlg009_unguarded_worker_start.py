@@ -21,15 +21,18 @@ FLAGGED = {
         "from torchrl.collectors import MultiSyncCollector\n\n\n"
         "def get_collector(policy):\n    return MultiSyncCollector([make_env] * 2, policy, frames_per_batch=8)\n\n\n"
         "collector = get_collector(None)\n"),
-    # make_env(parallel=True) builds the ParallelEnv: the tutorial's shape, two functions deep.
+    # make_collector(parallel=True) builds the collector, two functions deep.
     "switched-on": (
-        "from torchrl.envs import GymEnv, ParallelEnv\n\n\n"
-        "def make_env(parallel=False):\n    if parallel:\n        return ParallelEnv(2, lambda: GymEnv('CartPole-v1'))\n"
-        "    return GymEnv('CartPole-v1')\n\n\n"
-        "def get_envs():\n    return [make_env(parallel=True)]\n\n\nenvs = get_envs()\n"),
+        "from torchrl.collectors import Collector, MultiSyncCollector\n\n\n"
+        "def make_collector(policy, parallel=False):\n    if parallel:\n"
+        "        return MultiSyncCollector([make_env] * 2, policy, frames_per_batch=8)\n"
+        "    return Collector(make_env, policy, frames_per_batch=8)\n\n\n"
+        "def get_collectors():\n    return [make_collector(None, True)]\n\n\ncollectors = get_collectors()\n"),
     "spawn-chosen": "import multiprocessing\n\n" + FACTORY + "multiprocessing.set_start_method('spawn')\n"
-                    "env = ParallelEnv(2, make_env)\n",
-    "under-another-if": FACTORY + "if True:\n    env = ParallelEnv(2, make_env)\n",
+                    "env = ParallelEnv(2, make_env)\nenv.reset()\n",
+    "under-another-if": FACTORY + "if True:\n    env = ParallelEnv(2, make_env)\n    env.reset()\n",
+    "parallel-env-in-a-collector": FACTORY + "from torchrl.collectors import Collector\n\n"
+                                   "collector = Collector(ParallelEnv(2, make_env), None, frames_per_batch=8)\n",
 }
 
 NEAR_MISSES = {
@@ -42,9 +45,14 @@ NEAR_MISSES = {
                    "env = ParallelEnv(2, make_env)\n",
     "fork-passed": FACTORY + "env = ParallelEnv(2, make_env, mp_start_method='fork')\n",
     "switched-off": (
-        "from torchrl.envs import GymEnv, ParallelEnv\n\n\n"
-        "def make_env(parallel=False):\n    if parallel:\n        return ParallelEnv(2, lambda: GymEnv('CartPole-v1'))\n"
-        "    return GymEnv('CartPole-v1')\n\n\nenv = make_env()\ntest_env = make_env(parallel=False)\n"),
+        "from torchrl.collectors import Collector, MultiSyncCollector\n\n\n"
+        "def make_collector(policy, parallel=False):\n    if parallel:\n"
+        "        return MultiSyncCollector([make_env] * 2, policy, frames_per_batch=8)\n"
+        "    return Collector(make_env, policy, frames_per_batch=8)\n\n\n"
+        "collector = make_collector(None)\nother = make_collector(None, parallel=False)\n"),
+    # ParallelEnv starts its workers when first used: built at module level, used under the guard, it runs.
+    "parallel-env-used-under-the-guard": FACTORY + "env = ParallelEnv(2, make_env)\n"
+                                         "if __name__ == '__main__':\n    env.rollout(3)\n",
     "single-process": "from torchrl.collectors import Collector\nfrom torchrl.envs import SerialEnv\n\n"
                       "env = SerialEnv(2, make_env)\ncollector = Collector(env, None, frames_per_batch=8)\n",
     "a-method": FACTORY + "class Runner:\n    def start(self):\n        return ParallelEnv(2, make_env)\n",
@@ -66,7 +74,7 @@ def test_near_misses_are_silent(name):
 
 def test_the_finding_names_the_function_and_what_it_builds():
     found = check_source(FLAGGED["switched-on"], select=["RLG009"])
-    assert found[0].message.startswith("`get_envs(...)`, which builds a `ParallelEnv`,")
+    assert found[0].message.startswith("`get_collectors(...)`, which builds a `MultiSyncCollector`,")
 
 
 def _run(source: str, folder) -> int | None:
@@ -95,5 +103,9 @@ def test_the_flagged_program_fails_and_the_remedy_runs(tmp_path):
     flagged, remedied = FACTORY + body, FACTORY + "if __name__ == '__main__':\n" + \
         "".join(f"    {line}\n" for line in body.splitlines())
     assert check_source(flagged, select=["RLG009"]) and not check_source(remedied, select=["RLG009"])
+    lazy = FACTORY + "env = ParallelEnv(2, make_env)\nif __name__ == '__main__':\n" + \
+        "".join(f"    {line}\n" for line in body.splitlines()[1:])  # the near miss runs too
+    assert not check_source(lazy, select=["RLG009"])
     assert _run(flagged, tmp_path) != 0
     assert _run(remedied, tmp_path) == 0
+    assert _run(lazy, tmp_path) == 0
