@@ -4,7 +4,9 @@ Each entry says how it was found (``found``):
 - ``kwargs-block``: a constructor reads an old keyword out of ``**kwargs`` and assigns it to one of its
   parameters (``high = kwargs.pop("max")``) while warning: the old keyword is renamed to that parameter.
   It is removed in the first later release whose constructor (with the parents it forwards ``**kwargs``
-  to) accepts it no more.
+  to) accepts it no more. Releases between the last that honours it and that removal whose constructor
+  takes ``**kwargs`` and never reads it drop it without a word: the entry's ``ignored_in`` is the first
+  (torchrl 0.6's ``TanhNormal(min=...)`` ran with the default bounds).
 - ``signature``: a constructor keyword of one release that no later release accepts, where the later
   constructors take no ``**kwargs`` (so passing it raises ``TypeError``). No replacement: no evidence.
 - ``raises``: a class whose constructor body only raises. Removed from that release; the replacement
@@ -52,6 +54,7 @@ class Constructor:
     announced: dict[str, str]  # old keyword -> removal version the block's warning announces
     open_kwargs: bool  # takes ``**kwargs`` that go somewhere unknown
     refused: frozenset[str] = frozenset()  # ``if "old" in kwargs: raise ...``: read only to refuse it
+    swallows: bool = False  # takes ``**kwargs`` and never reads it: any other keyword is dropped unseen
 
 
 def _classes(release: Release, prefer: dict[str, str] | None = None) -> dict[str, tuple[str, ast.ClassDef]]:
@@ -165,10 +168,20 @@ def constructor(classes: dict[str, tuple[str, ast.ClassDef]], name: str, depth: 
         return Constructor(params, renamed, announced, False)
     inherited = constructor(classes, parent_name, depth + 1) if parent_name and _forwards_to_super(init) else None
     if inherited is None:
-        return Constructor(params, renamed, announced, True, refused)
+        return Constructor(params, renamed, announced, True, refused, _never_read(init, args.kwarg.arg))
     return Constructor(params + tuple(p for p in inherited.params if p not in params),
                        {**inherited.renamed, **renamed}, {**inherited.announced, **announced},
                        inherited.open_kwargs, refused | inherited.refused)
+
+
+def _never_read(init: ast.FunctionDef, kwargs: str) -> bool:
+    """``**kwargs`` that the body never names: torchrl 0.6's TanhNormal took ``min=`` so, and dropped it."""
+    return not any(isinstance(n, ast.Name) and n.id == kwargs for n in ast.walk(init))
+
+
+def _honours(built: Constructor | None, keyword: str) -> bool:
+    """The keyword reaches a parameter: its own, or one a ``**kwargs`` block renames it to."""
+    return built is not None and (keyword in built.params or keyword in built.renamed)
 
 
 def _accepts(built: Constructor | None, keyword: str) -> bool:
@@ -218,7 +231,9 @@ def _keyword_entry(keyword: str, history: list[tuple[int, Constructor | None]],
             return None
     source = blocks[-1][1] if blocks else None
     new = source.renamed[keyword] if source else None
+    ignored = _ignored_from(keyword, history, removed_at)
     return {
+        **({"ignored_in": _minor(releases[ignored].version)} if ignored is not None else {}),
         "deprecated_in": _minor(releases[blocks[0][0]].version) if blocks else None,
         "removed_in": _minor(releases[removed_at].version) if removed_at is not None else None,
         "announced_removal": source.announced.get(keyword) if source else None,
@@ -226,6 +241,17 @@ def _keyword_entry(keyword: str, history: list[tuple[int, Constructor | None]],
         "found": "kwargs-block" if new else "signature",
         "fix": "safe" if new is not None and newest is not None and new in newest.params else "none",
     }
+
+
+def _ignored_from(keyword: str, history: list[tuple[int, Constructor | None]], removed_at: int | None) -> int | None:
+    """The first release after the last one that honours the keyword from which every release up to its
+    removal takes it through a ``**kwargs`` it never reads: the call runs and the value is dropped."""
+    honouring = [i for i, c in history if _honours(c, keyword)]
+    if not honouring or removed_at is None:
+        return None
+    between = [(i, c) for i, c in history if honouring[-1] < i < removed_at]
+    swallowing = all(c is not None and c.swallows and keyword not in c.refused for _, c in between)
+    return between[0][0] if between and swallowing else None
 
 
 def _only_raises(function: ast.FunctionDef) -> ast.Raise | None:
@@ -243,12 +269,16 @@ def _named_in(text: str, name: str) -> str | None:
     return None
 
 
-def raising_constructors(releases: list[Release]) -> dict[str, dict]:
+def raising_constructors(releases: list[Release], elsewhere: tuple[Release, ...] = ()) -> dict[str, dict]:
     """Class name -> what replaces it, for classes whose constructor only raises in the newest release:
     removed from the first release where it raises. A policy wrapper (first parameter ``policy``)
     replaced by a module that takes a ``spec`` gets the structural rewrite (``rewrite:
-    "policy-then-module"``), with both signatures: the rule rewrites a call whose keywords the module takes."""
+    "policy-then-module"``), with both signatures: the rule rewrites a call whose keywords the module takes.
+    A module wrapper whose replacement does the rest of its work after the wrapped module
+    (``_module_after_operator``) gets ``rewrite: "operator-then-module"``. The replacement may be a class
+    of another package (``elsewhere``: the newest releases of the others; torchrl names tensordict's)."""
     tables = [_classes(r) for r in releases]
+    newest_classes = {**{n: c for r in elsewhere for n, c in _classes(r).items()}, **tables[-1]}
     found: dict[str, dict] = {}
     for name, (module, node) in sorted(tables[-1].items()):
         init = _init(node)
@@ -264,17 +294,41 @@ def raising_constructors(releases: list[Release]) -> dict[str, dict]:
         # The signature users wrote: the last release before it raised, else the raising one (it kept it).
         working = next((t[name][1] for t in reversed(tables[:first]) if name in t), node)
         old = constructor({name: (module, working)}, name)
-        new = constructor(tables[-1], short)
+        new = constructor(newest_classes, short)
         bases = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
-        structural = WRAPPER_BASE in bases and old is not None and new is not None and old.params[:1] == ("policy",) \
-            and "spec" in new.params
+        rewrite = ""
+        if old is not None and new is not None:
+            if WRAPPER_BASE in bases and old.params[:1] == ("policy",) and "spec" in new.params:
+                rewrite = "policy-then-module"
+            elif _module_after_operator(working, old, new):
+                rewrite = "operator-then-module"
         found[name] = {
             "removed_in": _minor(releases[first].version), "replacement": replacement, "how": "message",
-            "found": "raises", "fix": "unsafe" if structural else "none",
-            **({"rewrite": "policy-then-module", "old_parameters": list(old.params),
-                "new_parameters": list(new.params)} if structural and old and new else {}),
+            "found": "raises", "fix": "unsafe" if rewrite else "none",
+            **({"rewrite": rewrite, "old_parameters": list(old.params),
+                "new_parameters": list(new.params)} if rewrite and old and new else {}),
         }
     return found
+
+
+def _module_after_operator(working: ast.ClassDef, old: Constructor, new: Constructor) -> bool:
+    """The old class (as its last working release defined it) kept its first argument and called it
+    first on what it was given (``net_output = self.operator(*tensors)``), and the replacement takes the
+    old class's other parameters, in order: ``Old(net, *rest)`` did ``torch.nn.Sequential(net,
+    New(*rest))``'s work (torchrl 0.6's NormalParamWrapper and tensordict's NormalParamExtractor)."""
+    init = _init(working)
+    forward = next((s for s in working.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+    if init is None or forward is None or not old.params or old.params[1:] != new.params:
+        return False
+    held = {_self_attribute(s.targets[0]) for s in init.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.value, ast.Name) and s.value.id == old.params[0]}
+    body = [s for s in forward.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    first = body[0].value if body and isinstance(body[0], (ast.Assign, ast.Return)) else None
+    inputs = [a.arg for a in forward.args.args[1:]] + ([forward.args.vararg.arg] if forward.args.vararg else [])
+    called = [a.value.id if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) else
+              a.id if isinstance(a, ast.Name) else None for a in first.args] if isinstance(first, ast.Call) else []
+    return isinstance(first, ast.Call) and _self_attribute(first.func) in held - {None} \
+        and not first.keywords and called == inputs and bool(inputs)
 
 
 def raising_interactions(releases: list[Release]) -> list[dict]:
@@ -306,6 +360,90 @@ def raising_interactions(releases: list[Release]) -> list[dict]:
     return list(by_member.values())
 
 
+# The environment base class, whose spec properties read the containers ``input_spec`` and ``output_spec``.
+ENV_BASE = "EnvBase"
+
+
+def _self_subscripts(node: ast.AST) -> list[tuple[str, str]]:
+    """``self.<container>["<key>"]`` read under ``node``: (container, key) pairs."""
+    return [(n.value.attr, n.slice.value) for n in ast.walk(node)
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name)
+            and n.value.value.id == "self" and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)]
+
+
+def _accessors(node: ast.ClassDef, kind: str) -> dict[str, ast.FunctionDef]:
+    """The class's property getters (``kind`` "getter") or setters ("setter"), by name."""
+    found = {}
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef):
+            names = {ast.unparse(d) for d in item.decorator_list}
+            if (kind == "getter" and "property" in names) or (kind == "setter" and f"{item.name}.setter" in names):
+                found[item.name] = item
+    return found
+
+
+def _refuses_leaves(setter: ast.FunctionDef | None) -> bool:
+    """``if not isinstance(value, CompositeSpec): raise ...``: the property only ever held a Composite."""
+    return setter is not None and any(
+        isinstance(n, ast.If) and isinstance(n.test, ast.UnaryOp) and isinstance(n.test.op, ast.Not)
+        and isinstance(n.test.operand, ast.Call) and ast.unparse(n.test.operand.func) == "isinstance"
+        and "Composite" in ast.unparse(n.test.operand.args[1]) and any(isinstance(b, ast.Raise) for b in n.body)
+        for n in ast.walk(setter))
+
+
+def _wraps_leaf_as(setter: ast.FunctionDef | None, key: str) -> bool:
+    """``Composite(<key>=value, ...)``: the setter stores a leaf spec under ``key`` of the container."""
+    return setter is not None and any(
+        isinstance(n, ast.Call) and ast.unparse(n.func).startswith("Composite")
+        and any(k.arg == key and "value" in ast.unparse(k.value) for k in n.keywords) for n in ast.walk(setter))
+
+
+def spec_key_moves(releases: list[Release]) -> list[dict]:
+    """Keys of the environment's spec containers that moved: a spec property whose getter returned
+    ``self.<container>["<key>"]`` (each of its returns) reads another key of that container from the first release whose
+    ``EnvBase`` no longer reads the old one (torchrl 0.2: ``output_spec["observation"]`` became
+    ``output_spec["full_observation_spec"]``). The old entry was the property's spec: where it was always
+    a Composite (its setter refused anything else) the new key holds it whole; where it could be a leaf,
+    the newest setter says under which key of the new Composite a leaf goes (``Composite(action=value)``),
+    and that key must be the old one. Entries (``kind: "key"``) name the container and the old key; ``path``
+    is the new keys, in order."""
+    bases = [_classes(r).get(ENV_BASE) for r in releases]
+    newest = bases[-1]
+    if newest is None:
+        return []
+    entries: dict[tuple[str, str], dict] = {}
+    for index, base in enumerate(bases[:-1]):
+        if base is None:
+            continue
+        for name, getter in _accessors(base[1], "getter").items():
+            returned = {r for n in ast.walk(getter) if isinstance(n, ast.Return) for r in _self_subscripts(n)}
+            read = list(returned) if all(isinstance(n, ast.Return) == bool(_self_subscripts(n)) for n in ast.walk(getter)
+                                         if isinstance(n, ast.Return)) else []
+            if len(read) != 1 or read[0] in entries:
+                continue
+            container, key = read[0]
+            later = next((i for i in range(index + 1, len(bases)) if (b := bases[i]) is not None
+                          and (container, key) not in _self_subscripts(b[1])), None)
+            found = bases[later] if later is not None else None
+            moved = _accessors(found[1], "getter").get(name) if found is not None else None
+            keys = [k for c, k in _self_subscripts(moved) if c == container and k != key] if moved else []
+            if later is None or not keys:
+                continue
+            setter = _accessors(newest[1], "setter").get(name)
+            if _refuses_leaves(_accessors(base[1], "setter").get(name)):
+                path = [keys[0]]
+            elif _wraps_leaf_as(setter, key):
+                path = [keys[0], key]
+            else:
+                continue  # no evidence of where a leaf went
+            entries[(container, key)] = {
+                "kind": "key", "package": "torchrl", "module": "torchrl.envs", "name": f"{ENV_BASE}.{container}.{key}",
+                "deprecated_in": None, "removed_in": _minor(releases[later].version), "announced_removal": None,
+                "replacement": f"{ENV_BASE}.{name}", "path": path, "how": "property", "found": "spec-layout",
+                "fix": "safe"}
+    return list(entries.values())
+
+
 def forwarded_keywords(releases: list[Release]) -> list[dict]:
     """Constructor arguments whose items the class passes as keywords to another argument:
     ``self.distribution_class(**dist_kwargs, **self.distribution_kwargs)``."""
@@ -332,11 +470,13 @@ def _self_attribute(node: ast.expr) -> str | None:
         and node.value.id == "self" else None
 
 
-def amend(package: str, releases: list[Release], entries: list[dict]) -> list[dict]:
+def amend(package: str, releases: list[Release], entries: list[dict],
+          elsewhere: tuple[Release, ...] = ()) -> list[dict]:
     """The name table's entries with what this module finds: keyword entries replaced by the constructor
-    reading, names whose constructor only raises marked removed, ``found`` on every entry."""
+    reading, names whose constructor only raises marked removed, ``found`` on every entry. ``elsewhere``:
+    the other packages' newest releases, where a replacement may live."""
     keywords = {e["name"]: e for e in keyword_changes(package, releases)}
-    raising = raising_constructors(releases)
+    raising = raising_constructors(releases, elsewhere)
     amended = []
     for entry in entries:
         if entry["kind"] == "keyword" and entry["name"] in keywords:
@@ -347,6 +487,12 @@ def amend(package: str, releases: list[Release], entries: list[dict]) -> list[di
             continue
         if entry["kind"] == "name" and entry["name"] in raising and entry["removed_in"] is None:
             entry = {**entry, **raising[entry["name"]]}  # (one gone from this module altogether stands as it is)
+        elif entry["kind"] == "name" and raising.get(entry["name"], {}).get("rewrite") \
+                and (entry["replacement"] or "").rpartition(".")[2] == raising[entry["name"]]["replacement"].rpartition(".")[2]:
+            # Gone from this module, while the class still raises where it is defined: a call needs the
+            # same rewrite (``NormalParamExtractor(net)`` would take ``net`` for its scale mapping).
+            structure = raising[entry["name"]]
+            entry = {**entry, **{k: structure[k] for k in ("rewrite", "old_parameters", "new_parameters")}}
         amended.append({"found": "removal" if entry["removed_in"] else "deprecation", **entry})
     newest = releases[-1]
     offered = {n for m in newest.modules if _is_public_module(m) for n in newest.public(m)}
@@ -358,7 +504,7 @@ def amend(package: str, releases: list[Release], entries: list[dict]) -> list[di
                 amended.append({"kind": "name", "package": package, "module": module, "name": name,
                                 "deprecated_in": None, "announced_removal": None, **raising[name]})
     if package == "torchrl":
-        amended += raising_interactions(releases)
+        amended += raising_interactions(releases) + spec_key_moves(releases)
     return renamed_properties(releases, amended) + list(keywords.values())
 
 

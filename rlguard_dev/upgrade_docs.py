@@ -48,6 +48,15 @@ this page is generated from the released wheels, not written by hand.
   `TensorDictSequential(policy, AdditiveGaussianModule(spec=policy.spec.clone(), ...))`, with `.step()`
   called on the module (`policy[-1].step()`); a call passing anything but the policy and keywords the
   module takes is left to a person.
+- `NormalParamWrapper(net, ...)`, whose constructor only raises from torchrl 0.7, gets an unsafe rewrite,
+  `Sequential(net, NormalParamExtractor(...))` with the wrapper's other arguments (the old class ran `net`
+  first, then did what the extractor does): `torch.nn.Sequential` passes one input and one output between
+  its modules, and the state_dict keys of `net` start with `0.` instead of `operator.`.
+- A key of torchrl 0.1's spec containers (`specs["input_spec"]["action"]`, `env.output_spec["observation"]`)
+  is rewritten safely to where 0.2 on keep it (`["full_action_spec", "action"]`, `["full_observation_spec"]`)
+  when it is read; a write is only flagged (the containers are locked: set `env.action_spec` instead).
+- `TanhNormal`'s `min=`/`max=` are flagged from torchrl 0.6, whose constructor took them through `**kwargs`
+  and dropped them without a word (the default bounds were used); 0.7 raises.
 - `ExplorationType.MODE` in a file that uses `TanhNormal` gets an unsafe fix to `DETERMINISTIC` (torchrl
   0.6 on raises: TanhNormal has no analytical mode).
 - Unsafe entries: the fix renames, and the message (the table's *note*) says what else to change, such as
@@ -99,7 +108,11 @@ without the name; names with no *removed* are deprecated at {newest} and flagged
 warning or docstring), `kwargs-block` (the constructor read the old keyword out of `**kwargs` into a
 parameter while warning), `signature` (a constructor keyword no later constructor takes, none of them
 taking `**kwargs`), `raises` (the constructor only raises), `raises-attribute` (a distribution attribute
-only raises, so the enum member that reads it does).
+only raises, so the enum member that reads it does), `spec-layout` (an `EnvBase` spec property whose getter
+returned `self.<container>["<key>"]` reads another key of that container once `EnvBase` reads the old one no
+more; the old entry's new keys follow from the property's setters). A keyword's *removed* says when a call
+raises; an earlier release that took it through a `**kwargs` it never read is named in the note (it dropped
+the value without a word).
 """
 
 
@@ -112,6 +125,12 @@ def _row(change: ApiChange) -> str:
     note = change.note.replace("|", "\\|")
     if change.with_classes:
         note = "with " + ", ".join(f"`{c}`" for c in change.with_classes)
+    if change.ignored_in:
+        note = f"silently ignored from {_version(change.ignored_in)}" + (f"; {note}" if note else "")
+    if change.path:
+        note = "now under `[" + "][".join(f'\"{k}\"' for k in change.path) + "]`"
+    if change.rewrite:
+        note = f"rewritten {change.rewrite}" + (f"; {note}" if note else "")
     replacement = f"`{change.replacement}`" if change.replacement else ""
     return (f"| {what} | {_version(change.deprecated_in)} | {_version(change.removed_in)} | {replacement} | "
             f"{change.fix} | {change.found or 'review'}; {change.how}{'; ' + note if note else ''} |")
@@ -138,7 +157,8 @@ def upgrading_page() -> str:
     sections = (("Removed names", "name", True), ("Deprecated names (flagged with `preview`)", "name", False),
                 ("Removed methods", "method", True), ("Removed keywords", "keyword", True),
                 ("Deprecated keywords (flagged with `preview`)", "keyword", False),
-                ("Enum members that raise", "member", True))
+                ("Enum members that raise", "member", True),
+                ("Moved keys of the environment's spec containers", "key", True))
     for title, kind, removed in sections:
         rows = sorted((c for c in REMOVED_API if c.kind == kind and (c.removed_in is not None) == removed),
                       key=lambda c: (c.module, c.name))

@@ -604,10 +604,12 @@ def build(cache: str, releases: dict[str, tuple[str, ...]] = RELEASES) -> dict:
     entries: list[dict] = []
     forwards: list[dict] = []
     held: dict[str, list[str]] = {}
-    for package, versions in releases.items():
-        read = [read_release(wheel_path(cache, package, v) or "", package, v) for v in versions]
+    every = {package: [read_release(wheel_path(cache, package, v) or "", package, v) for v in versions]
+             for package, versions in releases.items()}
+    for package, read in every.items():
+        elsewhere = tuple(r[-1] for p, r in every.items() if p != package)
         entries += upgrade_changes.amend(package, read, removed_names(package, read) + removed_members(package, read)
-                                         + deprecated_names(package, read))
+                                         + deprecated_names(package, read), elsewhere)
         forwards += upgrade_changes.forwarded_keywords(read)
         held.update(upgrade_changes.holders(read, {e["name"].split(".")[0] for e in entries if e["kind"] == "method"}))
     # tensordict's versions are keyed to the torchrl release that requires them (same minor).

@@ -258,7 +258,7 @@ JSON_ENCODER_KEYWORDS = ("default", "cls")
 class ApiChange:
     """One removed or deprecated public name, method, keyword or enum member."""
 
-    kind: str  # "name", "method", "keyword" or "member" (an enum member that raises with some classes)
+    kind: str  # "name", "method", "keyword", "member" (an enum member that raises with some classes) or "key"
     module: str  # where users imported the name from; for methods and keywords, the defining module
     name: str  # the name; ``Class.member`` for methods and keywords
     deprecated_in: tuple[int, ...] | None
@@ -269,12 +269,24 @@ class ApiChange:
     fix: str  # "safe" (drop-in rename), "unsafe" (arguments or behaviour differ), "none"
     note: str = ""  # what to change by hand, from the review
     found: str = ""  # how the entry was found: removal, deprecation, kwargs-block, signature, raises, ...
-    # A wrapper replaced by a module after the policy ("policy-then-module"), with the keywords each took.
+    # A wrapper replaced by a module after the policy ("policy-then-module"), or after the module it wrapped
+    # in a ``torch.nn.Sequential`` ("operator-then-module"), with the keywords each took.
     rewrite: str = ""
     old_parameters: tuple[str, ...] = ()
     new_parameters: tuple[str, ...] = ()
     with_classes: tuple[str, ...] = ()  # a member: the classes it raises with
     aliases: tuple[str, ...] = ()  # a member: the names its enum is imported as
+    # A keyword that releases before ``removed_in`` took through a ``**kwargs`` they never read: from
+    # this release the call runs and the value is dropped (torchrl 0.6's ``TanhNormal(min=...)``).
+    ignored_in: tuple[int, ...] | None = None
+    # A key of an environment spec container (``name``: ``EnvBase.<container>.<key>``): the keys that now
+    # lead to what the old key held, in order.
+    path: tuple[str, ...] = ()
+
+    @property
+    def breaks_in(self) -> tuple[int, ...] | None:
+        """The first release where a use goes wrong: dropped without a word, or gone."""
+        return self.ignored_in or self.removed_in
 
     @property
     def qualname(self) -> str:
@@ -357,7 +369,8 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
             _version(entry["removed_in"]), _version(entry["announced_removal"]), entry["replacement"],
             entry["how"], entry["fix"], entry.get("note", ""), entry.get("found", ""), entry.get("rewrite", ""),
             tuple(entry.get("old_parameters", ())), tuple(entry.get("new_parameters", ())),
-            tuple(entry.get("with", ())), tuple(entry.get("aliases", ()))))
+            tuple(entry.get("with", ())), tuple(entry.get("aliases", ())), _version(entry.get("ignored_in")),
+            tuple(entry.get("path", ()))))
     # Collector names in the modules that defined them (private, so the generator skips them): RLG006
     # covered them before the table existed.
     for old, modules in COLLECTOR_OLD_NAME_MODULES.items():

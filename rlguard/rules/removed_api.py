@@ -22,10 +22,14 @@ from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
 from rlguard.rules.base import Option, Rule
 from rlguard.rules.data import FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF, REMOVED_API, ApiChange
-from rlguard.rules.removed_api_calls import dict_key_rename, keyword_rename, last_module, string_keys, wrapper_rewrite
+from rlguard.rules.removed_api_calls import (dict_key_rename, keyword_rename, last_module, operator_rewrite, string_keys,
+                                             wrapper_rewrite)
 
-# The class a wrapper's rewrite puts the policy and the module in.
-SEQUENTIAL = ("tensordict.nn", "TensorDictSequential")
+# The class a wrapper's rewrite puts the policy and the module in, by rewrite kind: the policy before an
+# exploration module, or the wrapped network before the module that does the rest of the old wrapper's work.
+SEQUENTIALS = {"policy-then-module": ("tensordict.nn", "TensorDictSequential"),
+               "operator-then-module": ("torch.nn", "Sequential")}
+SEQUENTIAL = SEQUENTIALS["policy-then-module"]
 
 PREVIEW = Option("preview", bool, False,
                  "Also flag names deprecated at the target but not yet removed, saying which version removes them.")
@@ -56,6 +60,8 @@ def _necessary_text(change: ApiChange) -> Token:
     parts = change.name.split(".")
     if change.kind == "member":  # spelled through any of the enum's names
         return parts[-1]
+    if change.kind == "key":  # ``specs["input_spec"]["action"]``: the container and the key
+        return tuple(parts[1:])
     if change.kind == "name":
         parts.append(change.module.rpartition(".")[2])
     unique = tuple(dict.fromkeys(parts))
@@ -88,6 +94,8 @@ class RemovedApiRule(Rule):
             if change.kind == "keyword":
                 self._keywords.setdefault(change.name.rpartition(".")[0], []).append(change)
         self._enum_members = [c for c in owned if c.kind == "member"]
+        self._stored: set[int] = set()  # assignment targets: ``x[k] = ...`` is a write
+        self._spec_keys = {tuple(c.name.split(".")[1:]): c for c in owned if c.kind == "key"}  # (container, key)
         self._wrapper_calls: list[tuple[cst.Call, ApiChange, cst.Call | None]] = []  # + rewrite, if it fits
         self._steps: list[tuple[cst.Attribute, Built]] = []  # ``policy.step`` of a value built by a call
         self._imported: list[tuple[cst.ImportFrom, cst.ImportAlias, ApiChange, str]] = []  # + statement module
@@ -132,7 +140,7 @@ class RemovedApiRule(Rule):
     def _state(self, change: ApiChange) -> str | None:
         """"removed" at the target, "deprecated" (reported only with ``preview``), or None."""
         target = self.ctx.target
-        if change.removed_in is not None and target >= change.removed_in:
+        if change.breaks_in is not None and target >= change.breaks_in:
             return "removed"
         if self.settings.get("preview") and change.deprecated_in is not None and target >= change.deprecated_in:
             return "deprecated"
@@ -148,8 +156,9 @@ class RemovedApiRule(Rule):
         engine keeps it only where the code runs at such a version and nothing catches that."""
         message, remedy = texts
         removed = self._state(change) == "removed"
-        since = change.removed_in if removed else change.deprecated_in
-        breaks = Breaks(since, raises if removed else None) if since is not None else None
+        since = change.breaks_in if removed else change.deprecated_in
+        raises = raises if removed and not self._only_ignored(change) else None
+        breaks = Breaks(since, raises) if since is not None else None
         self.report(node, message, remedy=remedy, fix=fix, breaks=breaks, requires=requires)
 
     def _effect(self, node: cst.CSTNode, at_run_time: str) -> str:
@@ -214,7 +223,11 @@ class RemovedApiRule(Rule):
     def visit_Param(self, node: cst.Param) -> None:
         self._not_uses.add(id(node.name))
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stored.add(id(node.target))
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._stored.update(id(t.target) for t in node.targets)
         # __all__ = ["SyncDataCollector", ...] at module level: the name is re-exported.
         if self.ctx.at_module_level and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
                                              for t in node.targets):
@@ -313,10 +326,10 @@ class RemovedApiRule(Rule):
         """A call of a policy wrapper whose constructor only raises: rewritten as the policy followed by
         the module that replaced it, when the call fits (``wrapper_rewrite``)."""
         change = self._change(self.ctx.callee(node))
-        if change is None or change.found != "raises" or self._state(change) != "removed":
+        if change is None or (change.found != "raises" and not change.rewrite) or self._state(change) != "removed":
             return
-        rewritten = wrapper_rewrite(node, change, SEQUENTIAL[1], change.new_name or "") \
-            if change.rewrite == "policy-then-module" else None
+        rewrite = {"policy-then-module": wrapper_rewrite, "operator-then-module": operator_rewrite}.get(change.rewrite)
+        rewritten = rewrite(node, change, SEQUENTIALS[change.rewrite][1], change.new_name or "") if rewrite else None
         self._wrapper_calls.append((node, change, rewritten))
 
     def _calls(self, call: cst.Call, change: ApiChange, callable_name: str) -> bool:
@@ -335,6 +348,37 @@ class RemovedApiRule(Rule):
         owner = change.module.rpartition(".")[2]
         return built is not None and built.callee.rpartition(".")[2] == owner \
             and built.callee.startswith(change.module.split(".")[0] + ".")
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """``specs["input_spec"]["action"]`` or ``env.output_spec["observation"]``: a key of an environment
+        spec container that moved, in a file that imports torchrl. A read is rewritten to the new keys (a
+        nested key, which Composite reads as the chain); a write is only flagged: the container is locked."""
+        if not self._spec_keys:
+            return
+        key = _string_index(node)
+        inner = node.value
+        container = _string_index(inner) if isinstance(inner, cst.Subscript) else \
+            inner.attr.value if isinstance(inner, cst.Attribute) else None
+        change = self._spec_keys.get((container or "", key or ""))
+        if change is None or not self._state(change) \
+                or not any(q.split(".")[0] == "torchrl" for q in self.ctx.imports.names.values()):
+            return
+        literal = node.slice[0].slice.value  # type: ignore[attr-defined]  # a string, by ``_string_index``
+        path = [cst.SimpleString(f"{literal.prefix}{literal.quote}{k}{literal.quote}") for k in change.path]
+        new: cst.BaseExpression = path[0] if len(path) == 1 else \
+            cst.Tuple([cst.Element(k) for k in path], lpar=[], rpar=[])
+        stored = id(node) in self._stored
+        fix = Fix("safe", f"Read `{', '.join(change.path)}` of `{container}`", (Edit(literal, new),)) \
+            if change.fix == "safe" and not stored else None
+        spelled = "][".join(f'"{k}"' for k in change.path)
+        self._flag(node, change, (
+            f"`{container}[\"{key}\"]` is gone from torchrl {_text(change.removed_in)}: the key moved (the target is "
+            f"{_text(self.ctx.target)})",
+            f"read `{container}[{spelled}]`, which holds what `{key}` held"
+            + (f" (`env.{(change.replacement or '').rpartition('.')[2]}` reads it too)"
+               if len(change.path) == 1 and change.replacement else "")
+            + ("; `env.<name>_spec = ...` sets a spec: the container is locked" if stored else "")),
+            "KeyError", fix=fix)
 
     def _check_enum_member(self, node: cst.Attribute) -> None:
         """``ExplorationType.MODE`` in a file that uses a class the member raises with (``TanhNormal``), or
@@ -395,11 +439,24 @@ class RemovedApiRule(Rule):
         return isinstance(receiver, cst.Attribute) and receiver.attr.value in MEMBER_HOLDERS.get(owner, ()) \
             and any(q.split(".")[0] == package for q in self.ctx.imports.names.values())
 
+    def _only_ignored(self, change: ApiChange) -> bool:
+        """The target is one of the releases that drop the keyword without a word, before it raises."""
+        return change.ignored_in is not None and (change.removed_in is None or self.ctx.target < change.removed_in)
+
     def _member_message(self, change: ApiChange, what: str) -> tuple[str, str]:
         package = change.module.split(".")[0]
         use = f"use `{change.replacement}`" if change.replacement else "upstream names no replacement: remove it"
-        return (f"{what} was removed in {package} {_text(change.removed_in)} (the target is {_text(self.ctx.target)})",
-                use + (f"; {change.note}" if change.note else ""))
+        target = _text(self.ctx.target)
+        if self._only_ignored(change):
+            head = (f"{what} is silently ignored from {package} {_text(change.ignored_in)} (the target is {target}): "
+                    f"the constructor takes it through `**kwargs` and drops it, so the default is used")
+            if change.removed_in is not None:
+                head += f"; it raises TypeError from {_text(change.removed_in)}"
+        else:
+            head = f"{what} was removed in {package} {_text(change.removed_in)} (the target is {target})"
+            if change.ignored_in is not None:
+                head += f"; {_text(change.ignored_in)} already ignored it without a word (the default was used)"
+        return head, use + (f"; {change.note}" if change.note else "")
 
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) in self._not_uses:
@@ -440,26 +497,31 @@ class RemovedApiRule(Rule):
         done: set[str] = set()
         for call, change, rewritten in self._wrapper_calls:
             edits: list[Edit] = []
-            if rewritten is not None:
+            sequential = SEQUENTIALS.get(change.rewrite, SEQUENTIAL)
+            needed = (sequential, (change.new_module or "", change.new_name or ""))
+            clash = next((name for module, name in needed if not self._importable(module, name)), None)
+            if rewritten is not None and clash is None:
                 edits.append(Edit(call, rewritten))
                 if change.qualname not in done and self._all_rewritten(change):
                     done.add(change.qualname)
                     edits += [Edit(step.value, last_module(step.value)) for step, built in self._steps
                               if self._change(built.callee) is change]
                     edits += self._unused_imports(change)
-            fix = Fix("unsafe", f"Put the policy in a `{SEQUENTIAL[1]}` followed by `{change.new_name}`", tuple(edits),
-                      imports=(SEQUENTIAL, (change.new_module or "", change.new_name or ""))) if edits else None
-            remedy = (f"put the policy in `{SEQUENTIAL[1]}(policy, {change.new_name}(spec=policy.spec.clone(), ...))` "
-                      f"and call `.step()` on the `{change.new_name}`; the clone keeps the policy's own spec")
-            if not change.rewrite:
-                remedy = f"use `{change.replacement}`, as upstream's message says"
-            elif rewritten is None:
-                remedy += f" (not rewritten: the call passes something other than the policy and keywords " \
+            held = "policy" if change.rewrite == "policy-then-module" else "wrapped module"
+            fix = Fix("unsafe", f"Put the {held} in a `{sequential[1]}` followed by `{change.new_name}`", tuple(edits),
+                      imports=needed) if edits else None
+            remedy = _wrapper_remedy(change, sequential[1])
+            if rewritten is None and change.rewrite:
+                remedy += f" (not rewritten: the call passes something other than the {held} and the arguments " \
                           f"{change.new_name} takes)"
-            old = change.name
-            self._flag(call, change, (f"`{old}(...)` raises RuntimeError since torchrl {_text(change.removed_in)}: its "
-                                      f"constructor only raises (the target is {_text(self.ctx.target)})", remedy),
-                       "RuntimeError", fix=fix)
+            elif clash is not None:
+                remedy += f" (not rewritten: `{clash}` names something else in this file)"
+            old, package = change.name, change.module.split(".")[0]
+            head = f"`{old}(...)` raises RuntimeError since {package} {_text(change.removed_in)}: its constructor only raises" \
+                if change.found == "raises" else \
+                f"`{old}` is gone from `{change.module}` since {package} {_text(change.removed_in)}, and its class only raises"
+            self._flag(call, change, (f"{head} (the target is {_text(self.ctx.target)})", remedy),
+                       "RuntimeError" if change.found == "raises" else "ImportError", fix=fix)
 
     def _flag_steps(self) -> None:
         """``explore.step()`` where ``explore`` is not built by a wrapper call of this file, but may be one
@@ -479,6 +541,14 @@ class RemovedApiRule(Rule):
                     f"call `.step()` on the module, the last of the sequence: `{receiver}[-1].step(...)`"),
                     "RuntimeError", fix=fix, requires=(WrapperValue(built, name),))
 
+    def _importable(self, module: str, name: str) -> bool:
+        """``from module import name`` adds no clash: the file imports that class under that name already
+        (from any of the package's modules), or binds and reads nothing of that name."""
+        imported = self.ctx.imports.names.get(name)
+        if imported is not None:
+            return imported.rpartition(".")[2] == name and imported.split(".")[0] == module.split(".")[0]
+        return self.ctx.lookup(name) is None and name not in self._uses
+
     def _all_rewritten(self, change: ApiChange) -> bool:
         return all(r is not None for _, c, r in self._wrapper_calls if c is change)
 
@@ -497,8 +567,8 @@ class RemovedApiRule(Rule):
     def _import_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
                     module: str) -> Fix | None:
         old, new = alias.evaluated_name, change.new_name
-        if new is None or change.fix == "none":
-            return None
+        if new is None or change.fix == "none" or change.rewrite:
+            return None  # a class whose calls are rewritten: each call's fix drops the import it no longer needs
         moved = change.new_module not in (None, module)
         if moved and statement.relative:
             return None  # the message says where it went
@@ -550,6 +620,30 @@ class RemovedApiRule(Rule):
         index, module = self.ctx.index, self.ctx.module
         return bool(index is not None and module and
                     any(path != self.ctx.path for path in index.importers(f"{module}.{old}")))
+
+
+def _string_index(node: cst.BaseExpression) -> str | None:
+    """``x["key"]``: the key, when the subscript is one string literal."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    key = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+    return key if isinstance(key, str) else None
+
+
+def _wrapper_remedy(change: ApiChange, sequential: str) -> str:
+    """What replaces a wrapper whose constructor only raises, by the structure its rewrite knows."""
+    new = change.new_name
+    if change.rewrite == "policy-then-module":
+        return (f"put the policy in `{sequential}(policy, {new}(spec=policy.spec.clone(), ...))` and call "
+                f"`.step()` on the `{new}`; the clone keeps the policy's own spec")
+    if change.rewrite == "operator-then-module":
+        return (f"use `nn.{sequential}(module, {new}(...))` with the wrapper's other arguments: the wrapper ran "
+                f"the module, then did what `{new}` does. `nn.{sequential}` passes one input to the module and its "
+                f"one output on (a module taking several tensors or returning a tuple needs a small module of your "
+                f"own), and the wrapped module's state_dict keys start with `0.` instead of "
+                f"`{(change.old_parameters or ('operator',))[0]}.` (an old checkpoint needs its keys renamed)")
+    return f"use `{change.replacement}`, as upstream's message says"
 
 
 def _advice(change: ApiChange, old: str) -> str:

@@ -1,5 +1,6 @@
 """Edits for removed-API changes inside calls: renamed keywords, keys of a dict the library spreads as
-keywords, and a policy wrapper rewritten as the policy followed by a module. Pure functions of nodes;
+keywords, a policy wrapper rewritten as the policy followed by a module, and a module wrapper as the
+module followed by another in a ``torch.nn.Sequential``. Pure functions of nodes;
 ``removed_api`` decides when they apply."""
 
 from __future__ import annotations
@@ -54,6 +55,26 @@ def wrapper_rewrite(call: cst.Call, change: ApiChange, sequential: str, module: 
     keywords += [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest]
     inner = cst.Call(cst.Name(module), keywords)
     return cst.Call(cst.Name(sequential), [cst.Arg(policy), cst.Arg(inner)])
+
+
+def operator_rewrite(call: cst.Call, change: ApiChange, sequential: str, module: str) -> cst.Call | None:
+    """``Wrapper(net, a, k=v)`` -> ``Sequential(net, Module(a, k=v))``: the module takes the wrapper's
+    other parameters in the same order (``change.new_parameters`` is ``old_parameters[1:]``). None when
+    the call does not fit: ``*``/``**`` arguments, no wrapped module, or a keyword the module does not take."""
+    args = list(call.args)
+    first = change.old_parameters[0] if change.old_parameters else ""
+    if any(a.star for a in args):
+        return None
+    operator = next((a for a in args if a.keyword is not None and a.keyword.value == first), None)
+    if operator is None and args and args[0].keyword is None:
+        operator = args[0]
+    rest = [a for a in args if a is not operator]
+    if operator is None or any(a.keyword is not None and a.keyword.value not in change.new_parameters for a in rest):
+        return None
+    if operator.keyword is not None and any(a.keyword is None for a in rest):
+        return None  # ``Wrapper(a, operator=net)``: ``a`` was the wrapper's first parameter, not the module's
+    inner = cst.Call(cst.Name(module), [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest])
+    return cst.Call(cst.Name(sequential), [cst.Arg(operator.value), cst.Arg(inner)])
 
 
 def _plain(expr: cst.BaseExpression) -> bool:

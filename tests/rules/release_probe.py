@@ -50,6 +50,8 @@ def answer(entry: dict) -> tuple[str, str]:
     Returns the verdict and how it was reached."""
     kind, module, name = entry["kind"], entry["module"], entry["name"]
     _import_library(module.partition(".")[0])  # the library itself must import here
+    if kind == "key":
+        return _spec_key(entry), "spec read"
     owner, _, member = f"{module}.{name}".rpartition(".")
     try:
         target = _object(owner)
@@ -66,6 +68,30 @@ def answer(entry: dict) -> tuple[str, str]:
     if kind == "member":
         return _member(target, member, entry), "attribute read"
     return _keyword(target, member)
+
+
+def _spec_key(entry: dict) -> str:
+    """``env.<container>["<key>"]`` on an environment whose spec property (the entry's replacement) was set:
+    to a Composite where the key held one whole (its ``path`` is one key), else to a leaf."""
+    _, container, key = entry["name"].split(".")
+    torch, data = importlib.import_module("torch"), importlib.import_module("torchrl.data")
+    envs = importlib.import_module("torchrl.envs")
+    composite = getattr(data, "Composite", None) or data.CompositeSpec
+    unbounded = getattr(data, "Unbounded", None) or data.UnboundedContinuousTensorSpec
+
+    def unused(*_args: Any, **_kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    # An environment whose spec containers are all this reads: EnvBase with its abstract steps filled in.
+    env = type("Env", (envs.EnvBase,), {"_reset": unused, "_step": unused, "_set_seed": lambda self, seed: seed})()
+    leaf = unbounded(shape=(1,), dtype=torch.bool if key == "done" else torch.float32)
+    spec = composite(observation=leaf, shape=()) if len(entry.get("path", ())) == 1 else leaf
+    setattr(env, entry["replacement"].rpartition(".")[2], spec)
+    try:
+        getattr(env, container)[key]
+    except KeyError:
+        return "absent"
+    return "present"
 
 
 def _placeholders(function: Any, value: Any, optional: bool = False) -> dict[str, Any]:

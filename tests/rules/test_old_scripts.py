@@ -38,15 +38,21 @@ SCRIPTS = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".py") or os.path
 BLOCKED: dict[str, str] = {}
 # Scripts rlguard does not fix whole yet, with what is missing.
 KNOWN_GAPS: dict[str, str] = {
-    "coding_dqn_v0_2.py": "torchrl's collectors now start their workers with `spawn` unless the program chose a "
-                          "start method (torchrl/_utils.py `_get_default_mp_start_method`); the tutorial builds its "
-                          "MultiaSyncDataCollector at module level with no `__main__` guard, so each worker re-runs "
-                          "the script and fails, and the parent waits for it (the run ends at the time limit). "
-                          "No rlguard rule knows the change of start method",
-    "ppo_v0_1": "the v0.1 layout of `env.specs` (`specs[\"input_spec\"][\"action\"]`, "
-                "`specs[\"output_spec\"][\"observation\"]`; now under `full_action_spec` and "
-                "`full_observation_spec`) is not in the table, and `NormalParamWrapper(net)` (whose constructor only "
-                "raises since 0.7) is flagged without a fix (upstream: `nn.Sequential(net, NormalParamExtractor())`)",
+    "coding_dqn_v0_2.py": "every torchrl sets the `spawn` start method unless the program chose one (0.0.5-0.10 in "
+                          "torchrl/__init__.py, 0.11 on through `_get_default_mp_start_method`), and the tutorial "
+                          "builds its MultiaSyncDataCollector at module level (`get_collector(...)`) with no "
+                          "`__main__` guard: each spawned worker re-runs the script and fails, and the parent waits "
+                          "for it (the run ends at the time limit). RLG009 flags the call with no automatic fix: "
+                          "moving the code from it on under a guard is right only if nothing the workers unpickle "
+                          "is defined or bound in the moved code, which the source does not show; done by hand "
+                          "(the module-level code from `stats = get_norm_stats()` on under the guard) it runs",
+    "ppo_v0_1": "after the fix (NormalParamWrapper rewritten, the v0.1 spec keys moved, min/max renamed) the script "
+                "stops in GAE: its value network is the value head (`actor_critic.get_value_head()`, in_keys "
+                "`common_features`), which only the actor writes. torchrl 0.1's GAE ran it on "
+                "`step_mdp(td, keep_other=True)`, which carried the root's `common_features` into the next step (the "
+                "next value came from the current features); 0.14's GAE stacks the root's and the next step's inputs "
+                "and refuses keys only one has. No removed API: a person must pass "
+                "`actor_critic.get_value_operator()` (with it, the fixed script runs)",
     "discrete_sac_v0_1": "three changes of v0.2.0 and v0.11 no rule knows (the release wheels show each): "
                          "`SoftUpdate(loss_module, eps)`: `eps` was positional up to 0.1.1 and is keyword-only "
                          "(`*, eps, tau`) since 0.2.0, so the call raises TypeError (fix: `eps=`); `DiscreteSACLoss` "

@@ -120,6 +120,41 @@ td = policy(env.reset())
 assert td["action"].shape[-1] == 4
 policy.step()
 """,
+    # The wrapped network, then the module that does the rest of the wrapper's work, with its arguments.
+    "normal-param-wrapper": ENV + """
+from tensordict.nn import TensorDictModule
+from torchrl.modules import NormalParamWrapper, ProbabilisticActor, TanhNormal
+net = NormalParamWrapper(torch.nn.Linear(2, 2), scale_mapping="exp", scale_lb=0.25)
+module = TensorDictModule(net, in_keys=["observation"], out_keys=["loc", "scale"])
+actor = ProbabilisticActor(module, in_keys=["loc", "scale"], spec=env.action_spec, distribution_class=TanhNormal)
+env.rollout(3, actor)
+assert (actor(env.reset())["scale"] >= 0.25).all()
+""",
+    "normal-param-wrapper-positional": """
+import torch
+from torchrl.modules.distributions import NormalParamWrapper
+net = NormalParamWrapper(torch.nn.Linear(3, 4), "exp", 0.5)
+loc, scale = net(torch.randn(5, 3))
+assert loc.shape == scale.shape == (5, 2) and (scale >= 0.5).all()
+""",
+    # tensordict's own wrapper, gone from the module users imported it from: the same rewrite, not a rename
+    # (``NormalParamExtractor(net)`` would take ``net`` for its scale mapping).
+    "normal-param-wrapper-tensordict": """
+import torch
+from tensordict.nn.distributions import NormalParamWrapper
+net = NormalParamWrapper(torch.nn.Linear(3, 4))
+loc, scale = net(torch.randn(5, 3))
+assert loc.shape == scale.shape == (5, 2) and (scale > 0).all()
+""",
+    # torchrl 0.1's layout of the spec containers (``env.specs``, ``env.input_spec``, ``env.output_spec``).
+    "spec-layout": ENV + """
+specs = env.specs
+action = specs["input_spec"]["action"]
+observation = specs["output_spec"]["observation"]["observation"]
+reward, done = env.output_spec["reward"], env.output_spec["done"]
+assert action.shape == (1,) and observation.shape == (2,) and reward.shape == (1,) and done.dtype == torch.bool
+assert (action.space.low == env.action_spec.space.low).all()
+""",
     "moved-names-one-import": """
 from torchrl.data.rlhf.utils import AdaptiveKLController, ConstantKLController
 controller = AdaptiveKLController(init_kl_coef=0.1, target=6.0, horizon=10000)
@@ -186,7 +221,21 @@ def test_the_rewrites_read_as_upstream_says(fixed):
     assert "(spec.space.low == -1).all() and (spec.space.high == 1).all()" in fixed["space-minimum"]
 
 
+def test_the_structural_rewrites_carry_every_argument(fixed):
+    assert ('Sequential(torch.nn.Linear(2, 2), NormalParamExtractor(scale_mapping="exp", scale_lb=0.25))'
+            in fixed["normal-param-wrapper"])
+    assert 'Sequential(torch.nn.Linear(3, 4), NormalParamExtractor("exp", 0.5))' in fixed["normal-param-wrapper-positional"]
+    assert "NormalParamWrapper" not in fixed["normal-param-wrapper"]  # its import goes with its only use
+    assert "Sequential(torch.nn.Linear(3, 4), NormalParamExtractor())" in fixed["normal-param-wrapper-tensordict"]
+    assert "NormalParamWrapper" not in fixed["normal-param-wrapper-tensordict"]
+    assert 'specs["input_spec"]["full_action_spec", "action"]' in fixed["spec-layout"]
+    assert 'specs["output_spec"]["full_observation_spec"]["observation"]' in fixed["spec-layout"]
+    assert 'env.output_spec["full_done_spec", "done"]' in fixed["spec-layout"]
+
+
 def test_safe_fixes_apply_without_the_flag_and_unsafe_ones_do_not():
+    assert "NormalParamWrapper(" in fix_source(SNIPPETS["normal-param-wrapper"], select=["RLG007"])
+    assert '"full_action_spec", "action"' in fix_source(SNIPPETS["spec-layout"], select=["RLG007"])
     assert fix_source(SNIPPETS["tanh-normal-dict-variable"], select=["RLG007"]) == SNIPPETS["tanh-normal-dict-variable"]
     assert "entropy_coeff=" in fix_source(SNIPPETS["ppo-coef"], select=["RLG007"])
     assert fix_source(SNIPPETS["exploration-mode"], select=["RLG007"]) == SNIPPETS["exploration-mode"]
@@ -215,12 +264,17 @@ mode = ExplorationType.MODE
     "new-keywords": "from torchrl.objectives import ClipPPOLoss\n\nloss = ClipPPOLoss(entropy_coeff=0.1)\n",
     # The wrapper before it raised.
     "wrapper-at-old-target": "from torchrl.modules import AdditiveGaussianWrapper\n",
+    # The containers' keys of today, a user's own dict of that shape, and the keys at 0.1.
+    "spec-layout-new": 'from torchrl.envs import PendulumEnv\n\nspecs = PendulumEnv().specs\n'
+                       'action = specs["input_spec"]["full_action_spec"]["action"]\n',
+    "spec-layout-without-torchrl": 'config = {"input_spec": {"action": 1}}\naction = config["input_spec"]["action"]\n',
+    "spec-layout-at-old-target": 'from torchrl.envs import GymEnv\n\naction = GymEnv("Pendulum-v1").input_spec["action"]\n',
 }
 
 
 @pytest.mark.parametrize("name", sorted(NEAR_MISSES))
 def test_near_misses_are_not_flagged(name):
-    target = "0.6" if name == "wrapper-at-old-target" else None
+    target = {"wrapper-at-old-target": "0.6", "spec-layout-at-old-target": "0.1"}.get(name)
     assert not check_source(NEAR_MISSES[name], select=["RLG007"], target=target), name
 
 
@@ -230,3 +284,28 @@ def test_a_wrapper_call_that_does_not_fit_is_flagged_without_a_fix():
     found = check_source(source, select=["RLG007"])
     assert found and all(f.fix is None for f in found)
     assert "spec=policy.spec.clone()" in " ".join(f.full_message for f in found)
+
+
+def test_a_module_wrapper_call_that_does_not_fit_or_clashes_is_flagged_without_a_fix():
+    spread = "from torchrl.modules import NormalParamWrapper\n\nnet = NormalParamWrapper(*modules)\n"
+    clash = ("from keras import Sequential\nfrom torchrl.modules import NormalParamWrapper\n\n"
+             "net = NormalParamWrapper(make_net())\nmodel = Sequential()\n")
+    for source, why in ((spread, "the wrapped module and the arguments"), (clash, "`Sequential` names something else")):
+        found = check_source(source, select=["RLG007"])
+        assert found and all(f.fix is None for f in found), source
+        assert why in " ".join(f.full_message for f in found)
+
+
+def test_a_write_to_a_moved_spec_key_is_flagged_without_a_fix():
+    source = 'from torchrl.envs import GymEnv\n\nenv = GymEnv("Pendulum-v1")\nenv.output_spec["observation"] = spec\n'
+    found = check_source(source, select=["RLG007"])
+    assert len(found) == 1 and found[0].fix is None and "container is locked" in found[0].full_message
+
+
+@pytest.mark.parametrize(("target", "said"), [("0.6", "silently ignored from torchrl 0.6"),
+                                              ("0.7", "0.6 already ignored it without a word")])
+def test_tanh_normal_bounds_dropped_by_0_6_are_flagged_on_0_6(target, said):
+    found = check_source(SNIPPETS["tanh-normal-dict-keys"], select=["RLG007"], target=target)
+    assert [f.message.split("`")[1] for f in found] == ['distribution_kwargs={"min": ...}', 'distribution_kwargs={"max": ...}']
+    assert all(said in f.message and f.fix is not None for f in found)
+    assert not check_source(SNIPPETS["tanh-normal-dict-keys"], select=["RLG007"], target="0.5")

@@ -47,7 +47,7 @@ def _removed() -> list[ApiChange]:
 def _entry(change: ApiChange) -> dict:
     """What the probe needs to ask about ``change`` the way it breaks."""
     return {"kind": change.kind, "module": change.module, "name": change.name, "found": change.found,
-            "replacement": change.replacement, "with": list(change.with_classes)}
+            "replacement": change.replacement, "with": list(change.with_classes), "path": list(change.path)}
 
 
 def _probe(changes: list[ApiChange], path: str | None = None) -> list[tuple[str, str]]:

@@ -1,0 +1,111 @@
+"""RLG009: module-level worker starts outside a ``__main__`` guard, through this file's functions too; the
+near misses a program that runs stays silent on; and, on the real torchrl, the flagged program failing
+where the remedy's guarded program runs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from rlguard.testing import check_source
+
+FACTORY = "from torchrl.envs import ParallelEnv, PendulumEnv\n\n\ndef make_env():\n    return PendulumEnv()\n\n\n"
+
+FLAGGED = {
+    "direct": FACTORY + "env = ParallelEnv(2, make_env)\nenv.rollout(3)\n",
+    "collector-in-a-function": (
+        "from torchrl.collectors import MultiSyncCollector\n\n\n"
+        "def get_collector(policy):\n    return MultiSyncCollector([make_env] * 2, policy, frames_per_batch=8)\n\n\n"
+        "collector = get_collector(None)\n"),
+    # make_collector(parallel=True) builds the collector, two functions deep.
+    "switched-on": (
+        "from torchrl.collectors import Collector, MultiSyncCollector\n\n\n"
+        "def make_collector(policy, parallel=False):\n    if parallel:\n"
+        "        return MultiSyncCollector([make_env] * 2, policy, frames_per_batch=8)\n"
+        "    return Collector(make_env, policy, frames_per_batch=8)\n\n\n"
+        "def get_collectors():\n    return [make_collector(None, True)]\n\n\ncollectors = get_collectors()\n"),
+    "spawn-chosen": "import multiprocessing\n\n" + FACTORY + "multiprocessing.set_start_method('spawn')\n"
+                    "env = ParallelEnv(2, make_env)\nenv.reset()\n",
+    "under-another-if": FACTORY + "if True:\n    env = ParallelEnv(2, make_env)\n    env.reset()\n",
+    "parallel-env-in-a-collector": FACTORY + "from torchrl.collectors import Collector\n\n"
+                                   "collector = Collector(ParallelEnv(2, make_env), None, frames_per_batch=8)\n",
+}
+
+NEAR_MISSES = {
+    "guarded": FACTORY + "if __name__ == '__main__':\n    env = ParallelEnv(2, make_env)\n",
+    "guarded-reversed": FACTORY + "if '__main__' == __name__:\n    env = ParallelEnv(2, make_env)\n",
+    "in-a-function-called-under-the-guard": FACTORY + (
+        "def main():\n    env = ParallelEnv(2, make_env)\n    env.rollout(3)\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"),
+    "fork-chosen": "import torch.multiprocessing as mp\n\n" + FACTORY + "mp.set_start_method('fork')\n"
+                   "env = ParallelEnv(2, make_env)\n",
+    "fork-passed": FACTORY + "env = ParallelEnv(2, make_env, mp_start_method='fork')\n",
+    "switched-off": (
+        "from torchrl.collectors import Collector, MultiSyncCollector\n\n\n"
+        "def make_collector(policy, parallel=False):\n    if parallel:\n"
+        "        return MultiSyncCollector([make_env] * 2, policy, frames_per_batch=8)\n"
+        "    return Collector(make_env, policy, frames_per_batch=8)\n\n\n"
+        "collector = make_collector(None)\nother = make_collector(None, parallel=False)\n"),
+    # ParallelEnv starts its workers when first used: built at module level, used under the guard, it runs.
+    "parallel-env-used-under-the-guard": FACTORY + "env = ParallelEnv(2, make_env)\n"
+                                         "if __name__ == '__main__':\n    env.rollout(3)\n",
+    "single-process": "from torchrl.collectors import Collector\nfrom torchrl.envs import SerialEnv\n\n"
+                      "env = SerialEnv(2, make_env)\ncollector = Collector(env, None, frames_per_batch=8)\n",
+    "a-method": FACTORY + "class Runner:\n    def start(self):\n        return ParallelEnv(2, make_env)\n",
+    "not-torchrl": "from my_envs import ParallelEnv\n\nenv = ParallelEnv(2, make_env)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLAGGED))
+def test_flagged(name):
+    found = check_source(FLAGGED[name], select=["RLG009"])
+    assert len(found) == 1 and found[0].fix is None, name
+    assert "`spawn`" in found[0].message and '__name__ == "__main__"' in found[0].remedy
+
+
+@pytest.mark.parametrize("name", sorted(NEAR_MISSES))
+def test_near_misses_are_silent(name):
+    assert not check_source(NEAR_MISSES[name], select=["RLG009"]), name
+
+
+def test_the_finding_names_the_function_and_what_it_builds():
+    found = check_source(FLAGGED["switched-on"], select=["RLG009"])
+    assert found[0].message.startswith("`get_collectors(...)`, which builds a `MultiSyncCollector`,")
+
+
+def _run(source: str, folder) -> int | None:
+    """The program's exit status (None: it was still running after the limit), its workers killed."""
+    path = folder / "program.py"
+    path.write_text(source, encoding="utf-8")
+    process = subprocess.Popen([sys.executable, str(path)], cwd=folder, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True,
+                               env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        return process.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+
+@pytest.mark.slow  # each run spawns two workers that import torchrl
+def test_the_flagged_program_fails_and_the_remedy_runs(tmp_path):
+    pytest.importorskip("torchrl")
+    body = "env = ParallelEnv(2, make_env)\nassert env.rollout(3).shape[0] == 2\nenv.close()\n"
+    flagged, remedied = FACTORY + body, FACTORY + "if __name__ == '__main__':\n" + \
+        "".join(f"    {line}\n" for line in body.splitlines())
+    assert check_source(flagged, select=["RLG009"]) and not check_source(remedied, select=["RLG009"])
+    lazy = FACTORY + "env = ParallelEnv(2, make_env)\nif __name__ == '__main__':\n" + \
+        "".join(f"    {line}\n" for line in body.splitlines()[1:])  # the near miss runs too
+    assert not check_source(lazy, select=["RLG009"])
+    assert _run(flagged, tmp_path) != 0
+    assert _run(remedied, tmp_path) == 0
+    assert _run(lazy, tmp_path) == 0
