@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix, Requirement
 from rlguard.engine.index import ProjectIndex
+from rlguard.engine.class_lookup import may_be_project
 from rlguard.engine.reach import bound_once, may_derive_from, member_class
 from rlguard.engine.suggest import closest, one_edit_away
 from rlguard.rules.base import Example, Rule
@@ -21,6 +22,10 @@ from rlguard.rules.data import (
     trainer_hooks_for,
 )
 from rlguard.engine.matching import keyword, positional
+from rlguard.engine.names import dotted_name
+
+if TYPE_CHECKING:
+    from rlguard.engine.context import FileContext
 
 @dataclass(frozen=True)
 class IsTrainer(Requirement):
@@ -35,9 +40,13 @@ class IsTrainer(Requirement):
 
 @dataclass(frozen=True)
 class HookMethods(Requirement):
-    """The hook class ``qualname`` lacks a working hook method along its MRO."""
+    """The hook class ``qualname`` lacks a working hook method along its MRO. Without a working
+    ``register`` it may be an abstract base that subclasses complete: it then stands only where the
+    class itself is ``built`` (called), in its own file or, with ``elsewhere``, in another."""
 
     qualname: str
+    built: bool = False
+    elsewhere: bool = False
 
 
 # Library classes known to define some of the hook methods (a mixin placed before TrainerHookBase).
@@ -55,6 +64,14 @@ _CONSEQUENCES = {
                        "`NotImplementedError`",
     "register": "`hook.register(trainer)` raises `NotImplementedError`",
 }
+
+
+STATEFUL_HOOK = ("from torchrl.trainers import TrainerHookBase\n\n\n"
+                 "class StatefulHook(TrainerHookBase):\n"
+                 "    state_keys = ()\n\n"
+                 "    def state_dict(self):\n        return {key: getattr(self, key) for key in self.state_keys}\n\n"
+                 "    def load_state_dict(self, state_dict):\n"
+                 "        for key in self.state_keys:\n            setattr(self, key, state_dict[key])\n")
 
 
 def _remedy(name: str, valid: tuple[str, ...]) -> str:
@@ -84,7 +101,14 @@ class TrainerHook(Rule):
         "(`save_trainer`) crashes hours into training; a hook that is not registered as a module has its "
         "state silently left out of checkpoints. Methods inherited from any base class of the project count, "
         "in files given or reached through imports; a class that declares abstract methods itself is an abstract base and is not "
-        "reported. A method whose body only raises `NotImplementedError` counts as missing.\n\n"
+        "reported. A method whose body only raises `NotImplementedError` counts as missing. A class without a working "
+        "`register` may be an abstract base that its subclasses complete (as in Python, a class that leaves an abstract "
+        "method unimplemented is abstract, and fails only once an instance of it is made): it is reported where the class "
+        "itself is built, at its statement when its own file calls it, and at the call (`StatefulHook()`) in a file that "
+        "builds it from another file and registers hooks (it names `.register(`, `register_op` or `register_hook`), "
+        "found through that file's imports also when it is checked alone. A class that can "
+        "register itself but lacks `state_dict` or `load_state_dict` is a hook as it stands, and the checkpoint is what "
+        "fails: it is reported at its statement, whether or not it is built.\n\n"
         "**Unknown destinations.** `trainer.register_op(dest, op)` accepts a fixed set of destinations and "
         "raises `RuntimeError` for any other (a typo such as `\"post_step\"`). The set depends on the "
         "torchrl version: torchrl 0.14 added `pre_epoch`, `post_epoch`, `pre_epoch_log`, `post_epoch_log`, "
@@ -104,7 +128,8 @@ class TrainerHook(Rule):
         "may serve elsewhere). Hook classes get no automatic fix: implement the missing "
         "methods (`state_dict` can return `{}` for a stateless hook)."
     )
-    tokens = (("register_op", "register_hook", "TrainerHookBase"),)
+    # ``hook.register(trainer)``: where a hook class of another file is built and registered.
+    tokens = (("register_op", "register_hook", "TrainerHookBase", ".register("),)
     # Subclasses (in other files) of a user hook base may mention none of the tokens above.
     class_roots = frozenset({"TrainerHookBase"})
     class_group = 0
@@ -149,6 +174,26 @@ class TrainerHook(Rule):
                    "    def load_state_dict(self, state_dict):\n        pass\n\n"
                    "    def register(self, trainer, name):\n        trainer.register_op(\"post_loss\", self)\n"},
             note="Methods inherited from a base class in another file of the project count.",
+        ),
+        Example(
+            STATEFUL_HOOK,
+            note="A class without `register` that its file does not build may be an abstract base: it is reported "
+                 "where it is built.",
+        ),
+        Example(
+            "from example_hooks import StatefulHook\n\n\n"
+            "class FrameCounter(StatefulHook):\n"
+            "    state_keys = (\"frames\",)\n\n"
+            "    def __init__(self):\n"
+            "        self.frames = 0\n\n"
+            "    def __call__(self, batch):\n"
+            "        self.frames += batch.numel()\n\n"
+            "    def register(self, trainer, name=\"frame_counter\"):\n"
+            "        trainer.register_module(name, self)\n"
+            "        trainer.register_op(\"pre_steps_log\", self)\n\n\n"
+            "counter = FrameCounter()\n",
+            files={"example_hooks.py": STATEFUL_HOOK},
+            note="A subclass that completes such a base is built: its checkpoint holds `frames`.",
         ),
         Example(
             "from torchrl.trainers import Trainer\n\n"
@@ -237,7 +282,21 @@ class TrainerHook(Rule):
             message="`state_dict`",
             note="A method whose body only raises `NotImplementedError` fails at the first checkpoint like a missing one.",
         ),
+        Example(
+            "from example_hooks import StatefulHook\n\n\n"
+            "def attach(trainer):\n"
+            "    hook = StatefulHook()\n"
+            "    hook.register(trainer, \"stateful\")\n",
+            files={"example_hooks.py": STATEFUL_HOOK},
+            message="`StatefulHook(...)` builds a hook that lacks a working `register`",
+            note="The base class itself is built, in another file than its own: `register` raises `NotImplementedError`.",
+        ),
     )
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self._hook_classes: list[tuple[cst.ClassDef, str]] = []  # judged once the file's calls are known
+        self._calls: dict[str, cst.Call] = {}  # the first call of each class (or function) the file makes
 
     # ----- hook classes -----
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -245,12 +304,32 @@ class TrainerHook(Rule):
         if cls is None or cls.abstract or not may_derive_from(
                 self.ctx.facts.classes, cls.qualname, TRAINER_HOOK_BASES.__contains__):
             return
-        message = f"`{cls.name}` lacks a working {{missing}}: `TrainerHookBase`'s versions raise NotImplementedError"
-        self.report(node, message, remedy="implement {missing} (a body that only raises NotImplementedError counts as missing): "
-                    "without it, {consequences}", requires=(HookMethods(cls.qualname),))
+        self._hook_classes.append((node, cls.qualname))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """A hook class at its statement (built in this file or not); a class of another file where this
+        file builds it: an abstract-looking base is only wrong where an instance of it is made."""
+        remedy = ("implement {missing} (a body that only raises NotImplementedError counts as missing): "
+                  "without it, {consequences}")
+        for statement, qualname in self._hook_classes:
+            name = qualname.rpartition(".")[2]
+            message = f"`{name}` lacks a working {{missing}}: `TrainerHookBase`'s versions raise NotImplementedError"
+            self.report(statement, message, remedy=remedy, requires=(HookMethods(qualname, qualname in self._calls),))
+        for callee, call in self._calls.items():
+            if callee in self.ctx.facts.classes or not may_be_project(callee) \
+                    or not callee.rpartition(".")[2][:1].isupper():  # classes only, by their name
+                continue
+            written = dotted_name(call.func) or callee.rpartition(".")[2]
+            message = (f"`{written}(...)` builds a hook that lacks a working {{missing}}: "
+                       "`TrainerHookBase`'s versions raise NotImplementedError")
+            self.report(call, message, remedy=remedy + " (or build a subclass that implements them)",
+                        requires=(HookMethods(callee, built=True, elsewhere=True),))
 
     # ----- register_op -----
     def visit_Call(self, node: cst.Call) -> None:
+        callee = self.ctx.callee(node)
+        if callee is not None:
+            self._calls.setdefault(callee, node)
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("register_op", "register_hook"):
             return
@@ -337,9 +416,14 @@ class TrainerHook(Rule):
             return {} if requirement.unknown_is_trainer else None
         if not isinstance(requirement, HookMethods):
             return super().resolve(requirement, index, path, options)
-        missing = _missing_methods(requirement.qualname, index, path)
-        if not missing:
+        hook = index.get_class(requirement.qualname, path)
+        if hook is None or hook.abstract:
             return None
+        missing = _missing_methods(hook.qualname, index, hook.path)
+        if not missing or ("register" not in missing and requirement.elsewhere):
+            return None  # a class that can register itself is reported at its own statement
+        if "register" in missing and not requirement.built:
+            return None  # maybe an abstract base: its subclasses may complete it
         return {
             "missing": ", ".join(f"`{m}`" for m in missing),
             "consequences": "; ".join(_CONSEQUENCES[m] for m in missing),

@@ -72,7 +72,7 @@ def test_extend_select_adds_to_the_selection(tree):
 
 
 def test_fix_exit_zero(tree):
-    tree.write("hook.py", "from torchrl.trainers import TrainerHookBase\n\n\nclass H(TrainerHookBase):\n    pass\n")
+    tree.write("hook.py", "from torchrl.trainers import TrainerHookBase\n\n\nclass H(TrainerHookBase):\n    pass\n\n\nhook = H()\n")
     assert tree.run("fix", "--no-cache", ".").returncode == 1  # RLG005 has no fix: it remains
     zero = tree.run("fix", "--no-cache", "--exit-zero", ".")
     assert zero.returncode == 0 and "1 remaining:" in zero.stdout

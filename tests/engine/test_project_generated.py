@@ -33,6 +33,7 @@ USES = {
                 "collector = Collector(PendulumEnv(), policy, frames_per_batch=8, total_frames=16, policy_device='cpu:0')\n"),
     "subclass": "class Local({cls}):\n    def _reset(self, tensordict, tensordict_reset):\n        return TensorDict({{}}, batch_size=[])\n",
     "hook": "class Hook({cls}):\n    def register(self, trainer, name):\n        pass\n",
+    "registered": "hook = {cls}()\nhook.register(trainer, 'hook')\n",  # RLG005 reports a hook base built here
 }
 SCRIPT_HEADER = ("from tensordict import TensorDict\nfrom tensordict.nn import TensorDictModule\n"
                  "from torchrl.collectors import Collector\nfrom torchrl.envs import PendulumEnv\n")

@@ -106,6 +106,8 @@ def reported_classes(findings: list) -> set[str]:
 
 
 def test_rlg005_reads_the_same_mro():
-    """Each base alone is incomplete (and reported); a class combining them is complete."""
-    assert reported_classes(rlg("RLG005", HOOKS + "\n\nclass Both(Saves, Loads):\n    pass\n")) == {"Saves", "Loads"}
-    assert reported_classes(rlg("RLG005", HOOKS + "\n\nclass One(Saves):\n    pass\n")) == {"Saves", "Loads", "One"}
+    """Each base alone is incomplete (and reported, built); a class combining them is complete."""
+    both = HOOKS + "\n\nclass Both(Saves, Loads):\n    pass\n\n\nhooks = [Saves(), Loads(), Both()]\n"
+    one = HOOKS + "\n\nclass One(Saves):\n    pass\n\n\nhooks = [Saves(), Loads(), One()]\n"
+    assert reported_classes(rlg("RLG005", both)) == {"Saves", "Loads"}
+    assert reported_classes(rlg("RLG005", one)) == {"Saves", "Loads", "One"}

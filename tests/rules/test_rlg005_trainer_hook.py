@@ -32,6 +32,9 @@ METHODS = {
 }
 
 
+BUILT = "\n\nCounter().register(trainer)\n"  # the class itself is built in its file
+
+
 def hook(defined, base="TrainerHookBase", name="Counter", head=HOOK_HEAD):
     body = "    def __init__(self):\n        self.n = 0\n\n    def __call__(self):\n        self.n += 1\n\n"
     body += "".join(METHODS[m] for m in defined)
@@ -53,7 +56,7 @@ def test_complete_hook_is_fine():
     ([], ["state_dict", "load_state_dict", "register"]),
 ])
 def test_missing_methods_are_named(defined, missing):
-    (finding,) = findings(hook(defined))
+    (finding,) = findings(hook(defined) + BUILT)
     assert finding.line == 4  # the class statement
     for method in ("state_dict", "load_state_dict", "register"):
         assert (f"`{method}`" in finding.full_message.split(":")[0]) == (method in missing)
@@ -61,8 +64,17 @@ def test_missing_methods_are_named(defined, missing):
     assert finding.fix is None
 
 
+@pytest.mark.parametrize("defined, flagged", [
+    (["state_dict", "load_state_dict"], False),  # no `register`: maybe an abstract base, built nowhere here
+    ([], False),
+    (["load_state_dict", "register"], True),  # it can register itself: a hook as it is, lacking `state_dict`
+])
+def test_a_class_built_nowhere_is_reported_only_when_it_has_register(defined, flagged):
+    assert len(findings(hook(defined))) == int(flagged)
+
+
 def test_decorated_class_is_reported_on_the_class_line():
-    source = HOOK_HEAD + "@some_registry.register\nclass Empty(TrainerHookBase):\n    pass\n"
+    source = HOOK_HEAD + "@some_registry.register\nclass Empty(TrainerHookBase):\n    pass\n\n\nhook = Empty()\n"
     (finding,) = findings(source)
     assert finding.line == 5
 
@@ -75,8 +87,10 @@ def test_inherited_methods_count():
         "class PrintBatch(Stateless):\n"
         "    def register(self, trainer, name='print'):\n        trainer.register_op('batch_process', self)\n"
     )
-    found = findings(source)
-    assert [f.line for f in found] == [4]  # only the base lacks register; the leaf has everything
+    # The base lacks `register` and is built nowhere: an abstract base its subclass completes.
+    assert findings(source + "\n\nPrintBatch().register(trainer)\n") == []
+    found = findings(source + "\n\nStateless().register(trainer, 'stateless')\n")  # the base itself is built
+    assert [f.line for f in found] == [4]
     assert "`register`" in found[0].full_message
 
 
@@ -96,7 +110,8 @@ def test_abstract_intermediate_base_is_not_reported():
         "    @abc.abstractmethod\n    def log(self, batch):\n        ...\n\n"
         "    def state_dict(self):\n        return {}\n\n"
         "    def load_state_dict(self, state_dict):\n        pass\n\n\n"
-        "class PrintHook(LoggingHook):\n    def log(self, batch):\n        print(batch)\n"
+        "class PrintHook(LoggingHook):\n    def log(self, batch):\n        print(batch)\n\n\n"
+        "hook = PrintHook()\n"
     )
     (finding,) = findings(source)
     assert "`PrintHook`" in finding.full_message and "`register`" in finding.full_message
@@ -110,8 +125,9 @@ def test_base_in_another_file():
                 "    def register(self, trainer, name='tick'):\n        trainer.register_op('post_steps', self)\n")
     incomplete = "from pkg import Stateless\n\n\nclass Tick(Stateless):\n    pass\n"
     assert findings(complete, extra_files=extra) == []
-    (finding,) = findings(incomplete, extra_files=extra)
-    assert "`register`" in finding.full_message
+    assert findings(incomplete, extra_files=extra) == []  # maybe a base: built nowhere
+    (finding,) = findings(incomplete + "\n\nTick().register(trainer, 'tick')\n", extra_files=extra)
+    assert finding.line == 4 and "`register`" in finding.full_message
 
 
 @pytest.mark.parametrize("head, base", [
@@ -120,7 +136,7 @@ def test_base_in_another_file():
     ("import torchrl\n\n\n", "torchrl.trainers.TrainerHookBase"),
 ])
 def test_base_aliases(head, base):
-    assert len(findings(hook(["state_dict"], base=base, head=head))) == 1
+    assert len(findings(hook(["state_dict"], base=base, head=head) + BUILT)) == 1
 
 
 def test_nn_module_before_the_hook_base_provides_state():
