@@ -11,7 +11,8 @@ and only their files that name the sink are checked for it.
 
 A definition reaches the sink when its own text, with its file's imports, meets the rule's token
 groups, or when it calls a definition that does (in its file, imported, or a method of its own class),
-up to ``_MAX_DEPTH`` calls deep. Text inside a function that starts a line at column 0 (a multi-line
+up to ``_MAX_DEPTH`` calls deep; a class also when its bases name what the groups ask for, itself or
+through bases of the project (``class StatefulHook(TrainerHookBase)``). Text inside a function that starts a line at column 0 (a multi-line
 string) ends the function early: that part is not read.
 """
 
@@ -35,6 +36,8 @@ _METHOD_CALL = re.compile(rb"\.(\w+)[ \t]*\(")
 _CALL = re.compile(rb"(\w+)[ \t]*\(")
 _SELF_CALL = re.compile(rb"self\.(\w+)[ \t]*\(")
 _ATTRIBUTE_CALL = re.compile(rb"(\w+)\.(\w+)[ \t]*\(")
+_HEADER = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")
+_WORD = re.compile(rb"\w+")
 _CONSTRUCTION = (b"__init__", b"__call__")  # a class a caller builds, and calls as a module does
 _MAX_DEPTH = 2  # calls followed from a definition the caller imports
 _MAX_REEXPORTS = 8  # ``from .sub import f`` hops followed to where ``f`` is defined
@@ -185,13 +188,38 @@ class SinkCallers:
             return any(self._reaches(file, name, None, depth) for file in self._resolve(target, source.path) for name in called)
         assert imported is not None
         for file in self._resolve(module, source.path):
-            if self._reaches(file, imported, None, depth):
+            if self._reaches(file, imported, None, depth) or self._bases_meet(file, imported, depth):
                 return True
             methods = self._class_methods(file, imported)
             members = {*_CONSTRUCTION, *self._calls(caller).methods} if methods else ()
             if any(self._reaches(file, imported, member, depth) for member in methods.keys() & members):
                 return True
         return False
+
+    def _bases_meet(self, path: str, name: bytes, depth: int, hops: int = 0) -> bool:
+        """Whether the class ``name`` of ``path`` names in its bases what the groups ask for
+        (``class StatefulHook(TrainerHookBase)``), itself or through a base of the project."""
+        source = self._source(path)
+        if source is None or hops > _MAX_REEXPORTS:
+            return False
+        definition = source.definition(name)
+        if definition is None:
+            bound = source.imports.get(name)
+            return bound is not None and bound[1] is not None and any(
+                self._bases_meet(file, bound[1], depth, hops + 1) for file in self._resolve(bound[0], path))
+        kind, text = definition
+        header = _HEADER.match(text)
+        if kind != b"class" or header is None:
+            return False
+        if self.meets(header.group(1), source.import_text):
+            return True
+        return depth > 0 and any(self._bases_meet(path, base, depth - 1, hops) if source.definition(base) is not None
+                                 else (base in source.imports and self._uses_base(source, base, depth - 1))
+                                 for base in _WORD.findall(header.group(1)))
+
+    def _uses_base(self, source: _Source, base: bytes, depth: int) -> bool:
+        module, imported = source.imports[base]
+        return imported is not None and any(self._bases_meet(file, imported, depth) for file in self._resolve(module, source.path))
 
     def _near_sink(self, path: str) -> bool:
         """Whether a file meets the tokens or imports from one that does: only such files are read

@@ -105,8 +105,8 @@ class TrainerHook(Rule):
         "`register` may be an abstract base that its subclasses complete (as in Python, a class that leaves an abstract "
         "method unimplemented is abstract, and fails only once an instance of it is made): it is reported where the class "
         "itself is built, at its statement when its own file calls it, and at the call (`StatefulHook()`) in a file that "
-        "builds it from another file and registers hooks (it names `.register(`, `register_op` or `register_hook`), "
-        "found through that file's imports also when it is checked alone. A class that can "
+        "builds it from another file and registers hooks (`register_op`, `register_hook`, or `.register(` on a "
+        "hook class its imports reach), also when that file is checked alone. A class that can "
         "register itself but lacks `state_dict` or `load_state_dict` is a hook as it stands, and the checkpoint is what "
         "fails: it is reported at its statement, whether or not it is built.\n\n"
         "**Unknown destinations.** `trainer.register_op(dest, op)` accepts a fixed set of destinations and "
@@ -128,8 +128,9 @@ class TrainerHook(Rule):
         "may serve elsewhere). Hook classes get no automatic fix: implement the missing "
         "methods (`state_dict` can return `{}` for a stateless hook)."
     )
-    # ``hook.register(trainer)``: where a hook class of another file is built and registered.
-    tokens = (("register_op", "register_hook", "TrainerHookBase", ".register("),)
+    tokens = (("register_op", "register_hook", "TrainerHookBase"),)
+    # ``hook.register(trainer)`` of a hook class another file defines (the file that builds it).
+    through_imports = (".register(", (("TrainerHookBase",),))
     # Subclasses (in other files) of a user hook base may mention none of the tokens above.
     class_roots = frozenset({"TrainerHookBase"})
     class_group = 0
