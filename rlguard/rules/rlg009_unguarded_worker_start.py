@@ -99,6 +99,8 @@ class UnguardedWorkerStart(Rule):
         "fork is safe (Linux, no CUDA initialised in the parent)."
     )
     tokens = (("Collector", "ParallelEnv"),)
+    # A module of torchrl or tensordict is imported, never run as the program whose module level spawns.
+    library_copies = False
     valid = (
         Example("from torchrl.collectors import MultiSyncCollector\n\n\ndef main():\n"
                 "    collector = MultiSyncCollector([make_env] * 2, policy, frames_per_batch=64)\n\n\n"
