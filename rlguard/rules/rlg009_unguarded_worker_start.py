@@ -133,7 +133,8 @@ class UnguardedWorkerStart(Rule):
         self._callees: dict[str, list[cst.Call]] = {}  # module-level function -> its calls of a plain name
         self._local_calls: list[cst.Call] = []  # unguarded module-level calls of a plain name
         self._switches: dict[str, Switch] = {}  # the current function's parameters that default to a falsy literal
-        self._branches: list[list] = []  # enclosing ``if`` tests, each with whether the walk is in its ``else``
+        # enclosing ``if`` tests, each with whether the walk is in its ``else``, and that ``else``
+        self._branches: list[list] = []
         self._assigned: dict[int, str] = {}  # module-level ``name = <call>``: the call's id -> name
         self._targets: set[int] = set()  # those names' Name nodes (a binding, not a read)
         self._reads: list[str] = []  # names read by unguarded module-level code, in source order
@@ -156,10 +157,11 @@ class UnguardedWorkerStart(Rule):
 
     def visit_If(self, node: cst.If) -> None:
         self._guards += _main_guard(node.test)
-        self._branches.append([node.test, False])
+        self._branches.append([node.test, False, node.orelse])
 
     def visit_Else(self, node: cst.Else) -> None:
-        self._branches[-1][1] = True
+        if self._branches and self._branches[-1][2] is node:  # not the ``else`` of a ``for``, ``while`` or ``try``
+            self._branches[-1][1] = True
 
     def leave_If(self, node: cst.If) -> None:
         self._guards -= _main_guard(node.test)
@@ -168,7 +170,7 @@ class UnguardedWorkerStart(Rule):
     def _switch(self) -> Switch | None:
         """The parameter (defaulting to a falsy literal) that the enclosing ``if <parameter>:`` tests, the
         walk being in its body: the function builds the class only when a caller passes it."""
-        for test, in_else in reversed(self._branches):
+        for test, in_else, _ in reversed(self._branches):
             if isinstance(test, cst.Name) and test.value in self._switches and not in_else:
                 return self._switches[test.value]
         return None

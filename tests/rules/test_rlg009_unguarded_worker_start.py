@@ -31,6 +31,12 @@ FLAGGED = {
     "spawn-chosen": "import multiprocessing\n\n" + FACTORY + "multiprocessing.set_start_method('spawn')\n"
                     "env = ParallelEnv(2, make_env)\nenv.reset()\n",
     "under-another-if": FACTORY + "if True:\n    env = ParallelEnv(2, make_env)\n    env.reset()\n",
+    # the ``else`` of a loop or a ``try`` is no ``if``'s: the walk is still in the switched-on branch
+    "loop-else-in-a-switch": (
+        "from torchrl.collectors import MultiSyncCollector\n\n\n"
+        "def make_collector(policy, parallel=False):\n    if parallel:\n        for _ in range(1):\n            pass\n"
+        "        else:\n            return MultiSyncCollector([make_env] * 2, policy, frames_per_batch=8)\n\n\n"
+        "collector = make_collector(None, True)\n"),
     "parallel-env-in-a-collector": FACTORY + "from torchrl.collectors import Collector\n\n"
                                    "collector = Collector(ParallelEnv(2, make_env), None, frames_per_batch=8)\n",
 }
@@ -56,6 +62,8 @@ NEAR_MISSES = {
     "single-process": "from torchrl.collectors import Collector\nfrom torchrl.envs import SerialEnv\n\n"
                       "env = SerialEnv(2, make_env)\ncollector = Collector(env, None, frames_per_batch=8)\n",
     "a-method": FACTORY + "class Runner:\n    def start(self):\n        return ParallelEnv(2, make_env)\n",
+    # a loop's ``else`` at module level, outside any ``if`` (sota-implementations/redq/utils.py has one)
+    "loop-else": FACTORY + "for attempt in range(3):\n    break\nelse:\n    raise RuntimeError\n",
     "not-torchrl": "from my_envs import ParallelEnv\n\nenv = ParallelEnv(2, make_env)\n",
 }
 
