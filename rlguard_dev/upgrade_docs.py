@@ -99,7 +99,8 @@ without the name; names with no *removed* are deprecated at {newest} and flagged
 warning or docstring), `kwargs-block` (the constructor read the old keyword out of `**kwargs` into a
 parameter while warning), `signature` (a constructor keyword no later constructor takes, none of them
 taking `**kwargs`), `raises` (the constructor only raises), `raises-attribute` (a distribution attribute
-only raises, so the enum member that reads it does).
+only raises, so the enum member that reads it does). A removed module's replacement is the newest module that
+offers at least half of its public names; its fix applies where each use of the module takes one of them.
 """
 
 
@@ -138,7 +139,7 @@ def upgrading_page() -> str:
     sections = (("Removed names", "name", True), ("Deprecated names (flagged with `preview`)", "name", False),
                 ("Removed methods", "method", True), ("Removed keywords", "keyword", True),
                 ("Deprecated keywords (flagged with `preview`)", "keyword", False),
-                ("Enum members that raise", "member", True))
+                ("Enum members that raise", "member", True), ("Removed modules", "module", True))
     for title, kind, removed in sections:
         rows = sorted((c for c in REMOVED_API if c.kind == kind and (c.removed_in is not None) == removed),
                       key=lambda c: (c.module, c.name))

@@ -258,7 +258,7 @@ JSON_ENCODER_KEYWORDS = ("default", "cls")
 class ApiChange:
     """One removed or deprecated public name, method, keyword or enum member."""
 
-    kind: str  # "name", "method", "keyword" or "member" (an enum member that raises with some classes)
+    kind: str  # "name", "method", "keyword", "member" (an enum member that raises with some classes) or "module"
     module: str  # where users imported the name from; for methods and keywords, the defining module
     name: str  # the name; ``Class.member`` for methods and keywords
     deprecated_in: tuple[int, ...] | None
@@ -275,6 +275,7 @@ class ApiChange:
     new_parameters: tuple[str, ...] = ()
     with_classes: tuple[str, ...] = ()  # a member: the classes it raises with
     aliases: tuple[str, ...] = ()  # a member: the names its enum is imported as
+    provides: tuple[str, ...] = ()  # a module: its public names that its replacement module offers
 
     @property
     def qualname(self) -> str:
@@ -357,7 +358,7 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
             _version(entry["removed_in"]), _version(entry["announced_removal"]), entry["replacement"],
             entry["how"], entry["fix"], entry.get("note", ""), entry.get("found", ""), entry.get("rewrite", ""),
             tuple(entry.get("old_parameters", ())), tuple(entry.get("new_parameters", ())),
-            tuple(entry.get("with", ())), tuple(entry.get("aliases", ()))))
+            tuple(entry.get("with", ())), tuple(entry.get("aliases", ())), tuple(entry.get("provides", ()))))
     # Collector names in the modules that defined them (private, so the generator skips them): RLG006
     # covered them before the table existed.
     for old, modules in COLLECTOR_OLD_NAME_MODULES.items():

@@ -46,10 +46,13 @@ def _object(dotted: str) -> Any:
 def answer(entry: dict) -> tuple[str, str]:
     """Whether the entry's API works here, asked the way its kind says it breaks: ``from module import
     name``; a class whose constructor only raises (``found: raises``) built; the class's method; a
-    keyword passed to the callable; an enum member's value read from the classes it raises with.
+    keyword passed to the callable; an enum member's value read from the classes it raises with; a module
+    imported.
     Returns the verdict and how it was reached."""
     kind, module, name = entry["kind"], entry["module"], entry["name"]
     _import_library(module.partition(".")[0])  # the library itself must import here
+    if kind == "module":
+        return ("present" if _imports(f"{module}.{name}") else "absent"), "imported"
     owner, _, member = f"{module}.{name}".rpartition(".")
     try:
         target = _object(owner)
