@@ -139,7 +139,8 @@ def upgrading_page() -> str:
     sections = (("Removed names", "name", True), ("Deprecated names (flagged with `preview`)", "name", False),
                 ("Removed methods", "method", True), ("Removed keywords", "keyword", True),
                 ("Deprecated keywords (flagged with `preview`)", "keyword", False),
-                ("Enum members that raise", "member", True), ("Removed modules", "module", True))
+                ("Enum members that raise", "member", True), ("Removed modules", "module", True),
+                ("Parameters made keyword-only", "positional", True))
     for title, kind, removed in sections:
         rows = sorted((c for c in REMOVED_API if c.kind == kind and (c.removed_in is not None) == removed),
                       key=lambda c: (c.module, c.name))

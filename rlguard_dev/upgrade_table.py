@@ -614,6 +614,29 @@ def removed_members(package: str, releases: list[Release]) -> list[dict]:
     return entries
 
 
+def keyword_only_parameters(package: str, releases: list[Release]) -> list[dict]:
+    """Parameters passed by position in one release and keyword-only in the next and every later one
+    (``SoftUpdate(loss_module, eps)``: ``*, eps`` since torchrl 0.2): a call passing them by position
+    raises TypeError. ``position`` counts the positional parameters before it (``self`` aside); the
+    fix names the argument, which the old release took as well."""
+    entries: list[dict] = []
+    tables = [_callables(r, package) for r in releases]
+    for index in range(len(releases) - 1):
+        for qualname, node in sorted(tables[index].items()):
+            after = tables[index + 1].get(qualname)
+            if after is None:
+                continue
+            positional = [a.arg for a in node.args.args if a.arg not in ("self", "cls")]
+            became = [p for p in positional if p in {a.arg for a in after.args.kwonlyargs}
+                      and all(p in {a.arg for a in t[qualname].args.kwonlyargs} for t in tables[index + 1:] if qualname in t)]
+            owner, _, member = qualname.rpartition(".")
+            for parameter in became:
+                entry = _member_entry("positional", package, owner if member == "__init__" else qualname, parameter,
+                                      parameter, releases, index, None)
+                entries.append({**entry, "fix": "safe", "found": "signature", "position": positional.index(parameter)})
+    return entries
+
+
 def owner_exists(owner: str, newest: dict[str, ast.FunctionDef]) -> bool:
     prefix = owner + "."
     return any(key.startswith(prefix) for key in newest)
@@ -662,7 +685,8 @@ def build(cache: str, releases: dict[str, tuple[str, ...]] = RELEASES) -> dict:
     for package, versions in releases.items():
         read = [read_release(wheel_path(cache, package, v) or "", package, v) for v in versions]
         entries += upgrade_changes.amend(package, read, removed_names(package, read) + removed_members(package, read)
-                                         + deprecated_names(package, read) + removed_modules(package, read))
+                                         + deprecated_names(package, read) + removed_modules(package, read)
+                                         + keyword_only_parameters(package, read))
         forwards += upgrade_changes.forwarded_keywords(read)
         held.update(upgrade_changes.holders(read, {e["name"].split(".")[0] for e in entries if e["kind"] == "method"}))
     # tensordict's versions are keyed to the torchrl release that requires them (same minor).

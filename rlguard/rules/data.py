@@ -258,7 +258,8 @@ JSON_ENCODER_KEYWORDS = ("default", "cls")
 class ApiChange:
     """One removed or deprecated public name, method, keyword or enum member."""
 
-    kind: str  # "name", "method", "keyword", "member" (an enum member that raises with some classes) or "module"
+    kind: str  # "name", "method", "keyword", "member" (an enum member that raises with some classes), "module",
+    # or "positional" (a parameter that became keyword-only)
     module: str  # where users imported the name from; for methods and keywords, the defining module
     name: str  # the name; ``Class.member`` for methods and keywords
     deprecated_in: tuple[int, ...] | None
@@ -276,6 +277,7 @@ class ApiChange:
     with_classes: tuple[str, ...] = ()  # a member: the classes it raises with
     aliases: tuple[str, ...] = ()  # a member: the names its enum is imported as
     provides: tuple[str, ...] = ()  # a module: its public names that its replacement module offers
+    position: int = -1  # a parameter made keyword-only: how many positional parameters precede it
 
     @property
     def qualname(self) -> str:
@@ -358,7 +360,8 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
             _version(entry["removed_in"]), _version(entry["announced_removal"]), entry["replacement"],
             entry["how"], entry["fix"], entry.get("note", ""), entry.get("found", ""), entry.get("rewrite", ""),
             tuple(entry.get("old_parameters", ())), tuple(entry.get("new_parameters", ())),
-            tuple(entry.get("with", ())), tuple(entry.get("aliases", ())), tuple(entry.get("provides", ()))))
+            tuple(entry.get("with", ())), tuple(entry.get("aliases", ())), tuple(entry.get("provides", ())),
+            entry.get("position", -1)))
     # Collector names in the modules that defined them (private, so the generator skips them): RLG006
     # covered them before the table existed.
     for old, modules in COLLECTOR_OLD_NAME_MODULES.items():

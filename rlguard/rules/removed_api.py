@@ -56,6 +56,8 @@ def _necessary_text(change: ApiChange) -> Token:
     parts = change.name.split(".")
     if change.kind == "member":  # spelled through any of the enum's names
         return parts[-1]
+    if change.kind == "positional":  # passed by position: only the callable is spelled
+        return parts[0]
     if change.kind == "name":
         parts.append(change.module.rpartition(".")[2])
     unique = tuple(dict.fromkeys(parts))
@@ -96,6 +98,10 @@ class RemovedApiRule(Rule):
                 self._renamed_to.setdefault(change.new_name, set()).add(change.name)
         self._call_of: dict[int, cst.Call] = {}  # the Name a call calls -> the call
         self._modules = {c.qualname: c for c in owned if c.kind == "module"}
+        self._positionals: dict[str, list[ApiChange]] = {}  # callable name -> its parameters made keyword-only
+        for change in owned:
+            if change.kind == "positional":
+                self._positionals.setdefault(change.name.rpartition(".")[0], []).append(change)
         # Imports of a removed module or of a name from one: (statement, alias or None for ``*``, change,
         # the module or name imported), reported once the walk is done.
         self._module_imports: list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias | None, ApiChange, str]] = []
@@ -303,6 +309,7 @@ class RemovedApiRule(Rule):
         self._check_wrapper(node)
         if isinstance(node.func, cst.Name):
             self._call_of[id(node.func)] = node
+        self._check_positional(node)
         keywords = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
         if not keywords or not self._members:
             return
@@ -318,6 +325,33 @@ class RemovedApiRule(Rule):
                 self._flag(keywords[keyword], change, self._member_message(change, what),
                            "TypeError", fix=self._keyword_fix(change, edits))
         self._check_forwarded(node, keywords)
+
+    def _check_positional(self, node: cst.Call) -> None:
+        """``SoftUpdate(loss_module, 0.99)`` where ``eps`` became keyword-only: the argument gets its name."""
+        callee = self.ctx.callee(node)
+        short = callee.rpartition(".")[2] if callee else \
+            node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        changes = self._positionals.get(short or "", ())
+        positional: list[cst.Arg] = []
+        for arg in node.args if changes else ():
+            if arg.keyword is not None or arg.star == "**":
+                break
+            if arg.star == "*":
+                return  # where the arguments after it land is not known
+            positional.append(arg)
+        for change in changes:
+            if change.position >= len(positional) or not self._state(change) or not self._calls(node, change, short or ""):
+                continue
+            parameter, arg = change.name.rpartition(".")[2], positional[change.position]
+            named = arg.with_changes(keyword=cst.Name(parameter), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            fix = None if any(a.keyword is not None and a.keyword.value == parameter for a in node.args) else \
+                Fix("safe", f"Pass `{parameter}=` by name", (Edit(arg, named),))
+            package = change.module.split(".")[0]
+            self._flag(arg, change, (f"`{short}` takes `{parameter}` only by name since {package} "
+                                     f"{_text(change.removed_in)}, so passing it by position raises TypeError "
+                                     f"(the target is {_text(self.ctx.target)})", f"pass it as `{parameter}=...`"),
+                       "TypeError", fix=fix)
 
     def _keyword_fix(self, change: ApiChange, edits: list[Edit]) -> Fix | None:
         keyword = change.name.rpartition(".")[2]

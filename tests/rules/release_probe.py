@@ -47,7 +47,7 @@ def answer(entry: dict) -> tuple[str, str]:
     """Whether the entry's API works here, asked the way its kind says it breaks: ``from module import
     name``; a class whose constructor only raises (``found: raises``) built; the class's method; a
     keyword passed to the callable; an enum member's value read from the classes it raises with; a module
-    imported.
+    imported; a parameter passed by position (``positional``) read from the signature.
     Returns the verdict and how it was reached."""
     kind, module, name = entry["kind"], entry["module"], entry["name"]
     _import_library(module.partition(".")[0])  # the library itself must import here
@@ -68,7 +68,18 @@ def answer(entry: dict) -> tuple[str, str]:
         return "present" if hasattr(target, member) else "absent", "imported"
     if kind == "member":
         return _member(target, member, entry), "attribute read"
+    if kind == "positional":
+        return _positional(target, member), "signature"
     return _keyword(target, member)
+
+
+def _positional(target: Any, parameter: str) -> str:
+    """"present" while ``parameter`` may be passed by position, "absent" once it is keyword-only."""
+    function = target.__dict__.get("__init__", target.__init__) if inspect.isclass(target) else target
+    found = inspect.signature(function).parameters.get(parameter)
+    if found is None:
+        return "absent"
+    return "absent" if found.kind is found.KEYWORD_ONLY else "present"
 
 
 def _placeholders(function: Any, value: Any, optional: bool = False) -> dict[str, Any]:
