@@ -112,7 +112,8 @@ only raises, so the enum member that reads it does), `spec-layout` (an `EnvBase`
 returned `self.<container>["<key>"]` reads another key of that container once `EnvBase` reads the old one no
 more; the old entry's new keys follow from the property's setters). A keyword's *removed* says when a call
 raises; an earlier release that took it through a `**kwargs` it never read is named in the note (it dropped
-the value without a word).
+the value without a word). A removed module's replacement is the newest module that
+offers at least half of its public names; its fix applies where each use of the module takes one of them.
 """
 
 
@@ -158,7 +159,8 @@ def upgrading_page() -> str:
                 ("Removed methods", "method", True), ("Removed keywords", "keyword", True),
                 ("Deprecated keywords (flagged with `preview`)", "keyword", False),
                 ("Enum members that raise", "member", True),
-                ("Moved keys of the environment's spec containers", "key", True))
+                ("Moved keys of the environment's spec containers", "key", True), ("Removed modules", "module", True),
+                ("Parameters made keyword-only", "positional", True))
     for title, kind, removed in sections:
         rows = sorted((c for c in REMOVED_API if c.kind == kind and (c.removed_in is not None) == removed),
                       key=lambda c: (c.module, c.name))

@@ -430,12 +430,15 @@ def removed_names(package: str, releases: list[Release]) -> list[dict]:
     entries: list[dict] = []
     newest = releases[-1]
     newest_where = _newest_locations(newest)
+    once_public: dict[str, set[str]] = {}  # module -> names it offered publicly in some release so far
     for index, release in enumerate(releases[:-1]):
         later = releases[index + 1:]
         for module in sorted(release.modules):
             if not _is_public_module(module) or not release.imports(module):
                 continue  # private, or failing to import in this release: nothing was importable from it
-            for name, origin in sorted(release.public(module).items()):
+            offered = once_public.setdefault(module, set())
+            offered.update(release.public(module))
+            for name, origin in sorted(_still_importable(release, module, offered).items()):
                 if any(module in r.modules and name in r.bound(module) or _submodule_imports(r, f"{module}.{name}")
                        for r in later):
                     continue  # still importable (or back) later, if only as an import of that module or a submodule
@@ -453,6 +456,58 @@ def removed_names(package: str, releases: list[Release]) -> list[dict]:
                     "fix": "safe" if replacement and _drop_in(old, how) else ("unsafe" if replacement else "none"),
                 })
     return entries
+
+
+def _still_importable(release: Release, module: str, once_public: set[str]) -> dict[str, tuple[str, str]]:
+    """The module's public names, and the names it offered publicly in an earlier release that it still
+    binds (``RandomPolicy``, defined in torchrl.collectors.collectors up to 0.3, imported there from
+    torchrl.envs.utils in 0.6 to 0.10): ``from module import name`` works until the last of them."""
+    names = dict(release.public(module))
+    facts = release.modules[module]
+    for name in sorted(once_public - set(names)):
+        if name in release.bound(module):
+            names[name] = facts.names.get(name, (module, name))
+    return names
+
+
+def removed_modules(package: str, releases: list[Release]) -> list[dict]:
+    """Public modules that import in one release and in no later one: ``import module`` and every
+    ``from module import name`` fail from the next release on, private names included. The
+    replacement is the newest release's public module offering most of the old module's public names
+    (at least half of them); ``provides`` lists those, the names a use may take from it."""
+    entries: list[dict] = []
+    newest_where = _newest_locations(releases[-1])
+    for index, release in enumerate(releases[:-1]):
+        later = releases[index + 1:]
+        for module in sorted(release.modules):
+            if not _is_public_module(module) or not release.imports(module) \
+                    or any(_submodule_imports(r, module) for r in later):
+                continue
+            home, provides = _replacement_module(module, sorted(release.public(module)), package, newest_where)
+            parent, _, last = module.rpartition(".")
+            entries.append({
+                "kind": "module", "package": package, "module": parent, "name": last,
+                "deprecated_in": None, "removed_in": _minor(later[0].version), "announced_removal": None,
+                "replacement": home, "how": "moved" if home else "none", "fix": "safe" if home else "none",
+                "provides": provides,
+            })
+    return entries
+
+
+def _replacement_module(module: str, names: list[str], package: str,
+                        newest_where: dict[str, list[str]]) -> tuple[str | None, list[str]]:
+    """The newest public module of ``package`` that offers most of ``names`` (then the closest to
+    ``module``, then the shortest), with the names it offers; None when none offers half of them."""
+    offered: dict[str, list[str]] = {}
+    for name in names:
+        for home in newest_where.get(name, []):
+            if home.split(".")[0] == package:
+                offered.setdefault(home, []).append(name)
+    if not offered:
+        return None, []
+    best = max(offered, key=lambda m: (len(offered[m]),
+                                       len(os.path.commonprefix([m.split("."), module.split(".")])), -len(m)))
+    return (best, offered[best]) if 2 * len(offered[best]) >= len(names) else (None, [])
 
 
 def _submodule_imports(release: Release, module: str) -> bool:
@@ -559,6 +614,29 @@ def removed_members(package: str, releases: list[Release]) -> list[dict]:
     return entries
 
 
+def keyword_only_parameters(package: str, releases: list[Release]) -> list[dict]:
+    """Parameters passed by position in one release and keyword-only in the next and every later one
+    (``SoftUpdate(loss_module, eps)``: ``*, eps`` since torchrl 0.2): a call passing them by position
+    raises TypeError. ``position`` counts the positional parameters before it (``self`` aside); the
+    fix names the argument, which the old release took as well."""
+    entries: list[dict] = []
+    tables = [_callables(r, package) for r in releases]
+    for index in range(len(releases) - 1):
+        for qualname, node in sorted(tables[index].items()):
+            after = tables[index + 1].get(qualname)
+            if after is None:
+                continue
+            positional = [a.arg for a in node.args.args if a.arg not in ("self", "cls")]
+            became = [p for p in positional if p in {a.arg for a in after.args.kwonlyargs}
+                      and all(p in {a.arg for a in t[qualname].args.kwonlyargs} for t in tables[index + 1:] if qualname in t)]
+            owner, _, member = qualname.rpartition(".")
+            for parameter in became:
+                entry = _member_entry("positional", package, owner if member == "__init__" else qualname, parameter,
+                                      parameter, releases, index, None)
+                entries.append({**entry, "fix": "safe", "found": "signature", "position": positional.index(parameter)})
+    return entries
+
+
 def owner_exists(owner: str, newest: dict[str, ast.FunctionDef]) -> bool:
     prefix = owner + "."
     return any(key.startswith(prefix) for key in newest)
@@ -609,7 +687,8 @@ def build(cache: str, releases: dict[str, tuple[str, ...]] = RELEASES) -> dict:
     for package, read in every.items():
         elsewhere = tuple(r[-1] for p, r in every.items() if p != package)
         entries += upgrade_changes.amend(package, read, removed_names(package, read) + removed_members(package, read)
-                                         + deprecated_names(package, read), elsewhere)
+                                         + deprecated_names(package, read) + removed_modules(package, read)
+                                         + keyword_only_parameters(package, read), elsewhere)
         forwards += upgrade_changes.forwarded_keywords(read)
         held.update(upgrade_changes.holders(read, {e["name"].split(".")[0] for e in entries if e["kind"] == "method"}))
     # tensordict's versions are keyed to the torchrl release that requires them (same minor).

@@ -312,7 +312,7 @@ def handled(branch: Branch, raises: str) -> bool:
     return bool(names) and any(_catches(caught, raises) and names <= bound for caught, bound in branch.handlers)
 
 
-_CATCHERS = {"ImportError": {"ImportError"}, "AttributeError": {"AttributeError"}, "RuntimeError": {"RuntimeError"}}
+_CATCHERS = {"ImportError": {"ImportError"}, "ModuleNotFoundError": {"ModuleNotFoundError", "ImportError"}, "AttributeError": {"AttributeError"}, "RuntimeError": {"RuntimeError"}}
 _BROAD = {"Exception", "BaseException"}
 
 

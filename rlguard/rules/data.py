@@ -258,7 +258,8 @@ JSON_ENCODER_KEYWORDS = ("default", "cls")
 class ApiChange:
     """One removed or deprecated public name, method, keyword or enum member."""
 
-    kind: str  # "name", "method", "keyword", "member" (an enum member that raises with some classes) or "key"
+    kind: str  # "name", "method", "keyword", "member" (an enum member that raises with some classes), "key",
+    # "module", or "positional" (a parameter that became keyword-only)
     module: str  # where users imported the name from; for methods and keywords, the defining module
     name: str  # the name; ``Class.member`` for methods and keywords
     deprecated_in: tuple[int, ...] | None
@@ -282,6 +283,8 @@ class ApiChange:
     # A key of an environment spec container (``name``: ``EnvBase.<container>.<key>``): the keys that now
     # lead to what the old key held, in order.
     path: tuple[str, ...] = ()
+    provides: tuple[str, ...] = ()  # a module: its public names that its replacement module offers
+    position: int = -1  # a parameter made keyword-only: how many positional parameters precede it
 
     @property
     def breaks_in(self) -> tuple[int, ...] | None:
@@ -370,7 +373,7 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
             entry["how"], entry["fix"], entry.get("note", ""), entry.get("found", ""), entry.get("rewrite", ""),
             tuple(entry.get("old_parameters", ())), tuple(entry.get("new_parameters", ())),
             tuple(entry.get("with", ())), tuple(entry.get("aliases", ())), _version(entry.get("ignored_in")),
-            tuple(entry.get("path", ()))))
+            tuple(entry.get("path", ())), tuple(entry.get("provides", ())), entry.get("position", -1)))
     # Collector names in the modules that defined them (private, so the generator skips them): RLG006
     # covered them before the table existed.
     for old, modules in COLLECTOR_OLD_NAME_MODULES.items():

@@ -62,6 +62,8 @@ def _necessary_text(change: ApiChange) -> Token:
         return parts[-1]
     if change.kind == "key":  # ``specs["input_spec"]["action"]``: the container and the key
         return tuple(parts[1:])
+    if change.kind == "positional":  # passed by position: only the callable is spelled
+        return parts[0]
     if change.kind == "name":
         parts.append(change.module.rpartition(".")[2])
     unique = tuple(dict.fromkeys(parts))
@@ -96,6 +98,22 @@ class RemovedApiRule(Rule):
         self._enum_members = [c for c in owned if c.kind == "member"]
         self._stored: set[int] = set()  # assignment targets: ``x[k] = ...`` is a write
         self._spec_keys = {tuple(c.name.split(".")[1:]): c for c in owned if c.kind == "key"}  # (container, key)
+        # A class's keyword changes reach the old names renamed to it: ``BoundedTensorSpec(minimum=0)``
+        # becomes ``Bounded(minimum=0)`` with its rename, which ``Bounded`` refuses.
+        self._renamed_to: dict[str, set[str]] = {}
+        for change in REMOVED_API:
+            if change.kind == "name" and change.fix != "none" and change.new_name and change.new_name != change.name:
+                self._renamed_to.setdefault(change.new_name, set()).add(change.name)
+        self._call_of: dict[int, cst.Call] = {}  # the Name a call calls -> the call
+        self._modules = {c.qualname: c for c in owned if c.kind == "module"}
+        self._positionals: dict[str, list[ApiChange]] = {}  # callable name -> its parameters made keyword-only
+        for change in owned:
+            if change.kind == "positional":
+                self._positionals.setdefault(change.name.rpartition(".")[0], []).append(change)
+        # Imports of a removed module or of a name from one: (statement, alias or None for ``*``, change,
+        # the module or name imported), reported once the walk is done.
+        self._module_imports: list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias | None, ApiChange, str]] = []
+        self._attribute_of: dict[int, str] = {}  # the Name ``x`` of ``x.attr`` -> ``attr``
         self._wrapper_calls: list[tuple[cst.Call, ApiChange, cst.Call | None]] = []  # + rewrite, if it fits
         self._steps: list[tuple[cst.Attribute, Built]] = []  # ``policy.step`` of a value built by a call
         self._imported: list[tuple[cst.ImportFrom, cst.ImportAlias, ApiChange, str]] = []  # + statement module
@@ -190,6 +208,7 @@ class RemovedApiRule(Rule):
     # ----- imports -----
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = module_of_import_from(node, self.ctx.module, self.ctx.imports.is_package)
+        self._check_module_from(node, module)
         if isinstance(node.names, cst.ImportStar):
             if module is not None:
                 self._star_sources.add(module)
@@ -205,6 +224,35 @@ class RemovedApiRule(Rule):
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
             self._skip_names(alias)
+            dotted = dotted_name(alias.name)
+            if dotted and (change := self._module_change(dotted)) is not None:
+                self._module_imports.append((node, alias, change, dotted))
+
+    def _check_module_from(self, node: cst.ImportFrom, module: str | None) -> None:
+        """``from <removed module> import <any name>`` (private ones too: the import fails all the same),
+        and ``from <package> import <removed module>``. A name the table lists is reported as itself."""
+        if module is None or not self._modules:
+            return
+        removed = self._module_change(module)
+        if isinstance(node.names, cst.ImportStar):
+            if removed is not None:
+                self._module_imports.append((node, None, removed, module))
+            return
+        for alias in node.names:
+            qualname = self.ctx.imports.names.get(alias.evaluated_alias or alias.evaluated_name)
+            if removed is not None and self._change(qualname) is None:
+                self._module_imports.append((node, alias, removed, qualname or module))
+            elif removed is None and qualname and (change := self._module_change(qualname)) is not None:
+                self._module_imports.append((node, alias, change, qualname))
+
+    def _module_change(self, dotted: str) -> ApiChange | None:
+        """The removed module ``dotted`` is or lies in (the innermost one the table lists)."""
+        parts = dotted.split(".")
+        for cut in range(len(parts), 1, -1):
+            change = self._modules.get(".".join(parts[:cut]))
+            if change is not None and self._state(change):
+                return change
+        return None
 
     def _skip_names(self, alias: cst.ImportAlias) -> None:
         part: cst.CSTNode = alias.name
@@ -260,6 +308,8 @@ class RemovedApiRule(Rule):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_uses.add(id(node.attr))
+        if isinstance(node.value, cst.Name):
+            self._attribute_of[id(node.value)] = node.attr.value
         self._check_enum_member(node)
         if node.attr.value == "step" and (built := self.ctx.built(node.value)) is not None:
             self._steps.append((node, built))
@@ -274,6 +324,9 @@ class RemovedApiRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._check_wrapper(node)
+        if isinstance(node.func, cst.Name):
+            self._call_of[id(node.func)] = node
+        self._check_positional(node)
         keywords = {arg.keyword.value: arg for arg in node.args if arg.keyword is not None}
         if not keywords or not self._members:
             return
@@ -283,9 +336,39 @@ class RemovedApiRule(Rule):
                     and self._state(change):
                 edits = keyword_rename(node, keywords[keyword], change.replacement or "") \
                     if change.fix == "safe" and change.replacement else []
-                self._flag(keywords[keyword], change, self._member_message(change, f"`{callable_name}({keyword}=...)`"),
+                called = (self.ctx.callee(node) or callable_name).rpartition(".")[2]
+                what = f"`{callable_name}({keyword}=...)`" if called == callable_name else \
+                    f"`{keyword}=` of `{callable_name}`, the class `{called}` is renamed to,"
+                self._flag(keywords[keyword], change, self._member_message(change, what),
                            "TypeError", fix=self._keyword_fix(change, edits))
         self._check_forwarded(node, keywords)
+
+    def _check_positional(self, node: cst.Call) -> None:
+        """``SoftUpdate(loss_module, 0.99)`` where ``eps`` became keyword-only: the argument gets its name."""
+        callee = self.ctx.callee(node)
+        short = callee.rpartition(".")[2] if callee else \
+            node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        changes = self._positionals.get(short or "", ())
+        positional: list[cst.Arg] = []
+        for arg in node.args if changes else ():
+            if arg.keyword is not None or arg.star == "**":
+                break
+            if arg.star == "*":
+                return  # where the arguments after it land is not known
+            positional.append(arg)
+        for change in changes:
+            if change.position >= len(positional) or not self._state(change) or not self._calls(node, change, short or ""):
+                continue
+            parameter, arg = change.name.rpartition(".")[2], positional[change.position]
+            named = arg.with_changes(keyword=cst.Name(parameter), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            fix = None if any(a.keyword is not None and a.keyword.value == parameter for a in node.args) else \
+                Fix("safe", f"Pass `{parameter}=` by name", (Edit(arg, named),))
+            package = change.module.split(".")[0]
+            self._flag(arg, change, (f"`{short}` takes `{parameter}` only by name since {package} "
+                                     f"{_text(change.removed_in)}, so passing it by position raises TypeError "
+                                     f"(the target is {_text(self.ctx.target)})", f"pass it as `{parameter}=...`"),
+                       "TypeError", fix=fix)
 
     def _keyword_fix(self, change: ApiChange, edits: list[Edit]) -> Fix | None:
         keyword = change.name.rpartition(".")[2]
@@ -338,7 +421,9 @@ class RemovedApiRule(Rule):
         package = change.module.split(".")[0]
         callee = self.ctx.callee(call)
         if callee is not None:
-            return callee.rpartition(".")[2] == callable_name and callee.startswith(package + ".")
+            called = callee.rpartition(".")[2]
+            return (called == callable_name or called in self._renamed_to.get(callable_name, ())) \
+                and callee.startswith(package + ".")
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == callable_name:
             return self._receiver_class(call.func.value, change)
         return False
@@ -472,6 +557,7 @@ class RemovedApiRule(Rule):
     def leave_Module(self, node: cst.Module) -> None:
         self._flag_wrappers()
         self._flag_steps()
+        self._flag_module_imports()
         # Uses of a from-imported old name are renamed with its import, in one fix. Reported here:
         # whether the code runs only for a type checker is known once the walk is done.
         for statement, alias, change, module in self._imported:
@@ -489,6 +575,45 @@ class RemovedApiRule(Rule):
             edits = [Edit(use, cst.Name(change.new_name or ""))] if _same_module(change) else []
             self._flag(use, change, self._message(change, "the star import no longer provides it and this name fails at run time"),
                        "NameError", fix=self._fix(change, edits))
+
+    def _flag_module_imports(self) -> None:
+        for statement, alias, change, imported in self._module_imports:
+            effect = self._effect(alias or statement, "this import fails at run time")
+            gone, package = change.qualname, change.module.split(".")[0]
+            head = f"`{gone}` was removed in {package} {_text(change.removed_in)}, so {effect}"
+            if not change.replacement:
+                remedy = "upstream names no replacement: remove or rewrite this import"
+            else:
+                offered = ", ".join(f"`{n}`" for n in change.provides[:4]) + (", ..." if len(change.provides) > 4 else "")
+                remedy = f"import from `{change.replacement}`, which offers {offered}"
+                short = imported.rpartition(".")[2]
+                if imported.startswith(gone + ".") and short not in change.provides:
+                    remedy += f"; it has no `{short}`: rewrite what uses it"
+            remedy += f" (the target is {_text(self.ctx.target)})"
+            # ``from package import gone`` raises a plain ImportError; importing the module or from it, its subclass
+            raises = "ImportError" if isinstance(statement, cst.ImportFrom) and imported == gone else "ModuleNotFoundError"
+            self._flag(alias or statement, change, (head, remedy), raises,
+                       fix=self._module_fix(statement, alias, change, imported))
+
+    def _module_fix(self, statement: cst.Import | cst.ImportFrom, alias: cst.ImportAlias | None, change: ApiChange,
+                    imported: str) -> Fix | None:
+        """The removed module imported under a name of its own (``import m as ve``, ``from p import m``)
+        becomes its replacement under that name, when each use is ``ve.<a name the replacement offers>``."""
+        new = change.replacement
+        if new is None or alias is None or imported != change.qualname \
+                or (isinstance(statement, cst.Import) and alias.asname is None):
+            return None
+        local = alias.evaluated_alias or alias.evaluated_name
+        if not all(self._attribute_of.get(id(use)) in change.provides for use in self._uses.get(local, [])):
+            return None
+        renamed = cst.ImportAlias(name=_module_expr(new), asname=cst.AsName(name=cst.Name(local)))
+        if isinstance(statement, cst.Import):
+            edit = Edit(alias, renamed.with_changes(comma=alias.comma))
+        elif not statement.relative and len(statement.names) == 1:  # type: ignore[arg-type]
+            edit = Edit(statement, cst.Import(names=[renamed]))
+        else:
+            return None
+        return Fix("safe", f"Import `{new}` as `{local}`", (edit,))
 
     def _flag_wrappers(self) -> None:
         """Each call of a class whose constructor only raises, with its rewrite where it has one. When
@@ -574,7 +699,7 @@ class RemovedApiRule(Rule):
             return None  # the message says where it went
         uses = [Edit(use, cst.Name(new)) for use in self._uses.get(old, [])] if alias.asname is None else []
         if alias.asname is None:
-            uses += self._reference_edits(old, new)
+            uses += self._reference_edits(old, new) + self._carried_keywords(old, new, change)
         if moved and len(statement.names) != 1:  # type: ignore[arg-type]
             return self._split_fix(statement, alias, change, uses)
         name_node = alias.name
@@ -587,6 +712,22 @@ class RemovedApiRule(Rule):
         if alias.asname is None and not moved and _imports_unaliased(statement, new):
             return self._fix(change, [*_remove_alias(statement, alias), *uses])
         return self._fix(change, [*head, Edit(name_node, cst.Name(new)), *uses])
+
+    def _carried_keywords(self, old: str, new: str, change: ApiChange) -> list[Edit]:
+        """The keyword renames ``new`` needs in each call of ``old`` (``minimum=`` -> ``low=``), made with
+        the rename: without them the renamed call fails where the old one only warned."""
+        edits: list[Edit] = []
+        for use in self._uses.get(old, []):
+            call = self._call_of.get(id(use))
+            if call is None:
+                continue
+            for keyword_change in self._keywords.get(new, []):
+                keyword = keyword_change.name.rpartition(".")[2]
+                if keyword_change.module.split(".")[0] == change.module.split(".")[0] \
+                        and keyword_change.fix == "safe" and keyword_change.replacement and self._state(keyword_change):
+                    edits += [e for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword
+                              for e in keyword_rename(call, arg, keyword_change.replacement)]
+        return edits
 
     def _split_fix(self, statement: cst.ImportFrom, alias: cst.ImportAlias, change: ApiChange,
                    uses: list[Edit]) -> Fix | None:

@@ -46,12 +46,15 @@ def _object(dotted: str) -> Any:
 def answer(entry: dict) -> tuple[str, str]:
     """Whether the entry's API works here, asked the way its kind says it breaks: ``from module import
     name``; a class whose constructor only raises (``found: raises``) built; the class's method; a
-    keyword passed to the callable; an enum member's value read from the classes it raises with.
+    keyword passed to the callable; an enum member's value read from the classes it raises with; a module
+    imported; a parameter passed by position (``positional``) read from the signature.
     Returns the verdict and how it was reached."""
     kind, module, name = entry["kind"], entry["module"], entry["name"]
     _import_library(module.partition(".")[0])  # the library itself must import here
     if kind == "key":
         return _spec_key(entry), "spec read"
+    if kind == "module":
+        return ("present" if _imports(f"{module}.{name}") else "absent"), "imported"
     owner, _, member = f"{module}.{name}".rpartition(".")
     try:
         target = _object(owner)
@@ -67,6 +70,8 @@ def answer(entry: dict) -> tuple[str, str]:
         return "present" if hasattr(target, member) else "absent", "imported"
     if kind == "member":
         return _member(target, member, entry), "attribute read"
+    if kind == "positional":
+        return _positional(target, member), "signature"
     return _keyword(target, member)
 
 
@@ -92,6 +97,15 @@ def _spec_key(entry: dict) -> str:
     except KeyError:
         return "absent"
     return "present"
+
+
+def _positional(target: Any, parameter: str) -> str:
+    """"present" while ``parameter`` may be passed by position, "absent" once it is keyword-only."""
+    function = target.__dict__.get("__init__", target.__init__) if inspect.isclass(target) else target
+    found = inspect.signature(function).parameters.get(parameter)
+    if found is None:
+        return "absent"
+    return "absent" if found.kind is found.KEYWORD_ONLY else "present"
 
 
 def _placeholders(function: Any, value: Any, optional: bool = False) -> dict[str, Any]:
