@@ -63,3 +63,21 @@ def run_as_module(code: str) -> dict:
     finally:
         del sys.modules[module.__name__]
     return module.__dict__
+
+
+def importable_module(tmp_path, monkeypatch, text: str):
+    """For a fixture: ``text`` as a module on ``sys.path`` under a unique name (``helpers_<hex>``), dropped
+    from ``sys.modules`` once the fixture ends. Yields its name."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = f"helpers_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(text)
+    yield name
+    for module in [m for m in sys.modules if m.startswith(name)]:
+        del sys.modules[module]
+
+
+def findings_of(code: str, source: str, extra: dict) -> list:
+    """Rule ``code``'s findings in ``source``, checked beside the ``extra`` files."""
+    from rlguard.testing import check_source
+
+    return [f for f in check_source(source, select=[code], extra_files=extra) if f.code == code]

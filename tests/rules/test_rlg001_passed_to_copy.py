@@ -19,8 +19,7 @@ import pytest
 
 pytest.importorskip("torchrl")
 
-from rlguard.testing import check_source  # noqa: E402
-from tests.helpers import run_as_module  # noqa: E402
+from tests.helpers import findings_of, importable_module, run_as_module  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
@@ -126,10 +125,8 @@ NOT_COPYING = {
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """The helpers module on ``sys.path`` under a unique name; the caller's source for a case."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    suffix = uuid.uuid4().hex[:8]
-    helpers = f"helpers_{suffix}.py"
-    (tmp_path / helpers).write_text(HELPERS)
+    module = importable_module(tmp_path, monkeypatch, HELPERS)
+    helpers = next(module)
 
     def caller(statements: str, member: str = "self.lock = threading.Lock()") -> str:
         names = "Box, Evaluator, Holder, copies_state, forwards, forwards_kwargs, keeps, maybe_snapshot, shallow, " \
@@ -142,7 +139,7 @@ def project(tmp_path, monkeypatch):
             from tensordict.nn import TensorDictModule
             from torch import nn
 
-            from helpers_{suffix} import {names}
+            from {helpers} import {names}
 
 
             class StreamingNet(nn.Module):
@@ -156,13 +153,9 @@ def project(tmp_path, monkeypatch):
             policy = TensorDictModule(StreamingNet(), in_keys=["observation"], out_keys=["action"])
         """) + statements + "\n"
 
-    yield caller, {helpers: HELPERS}
-    for name in [m for m in sys.modules if m.endswith(suffix)]:
-        del sys.modules[name]
+    yield caller, {f"{helpers}.py": HELPERS}
+    next(module, None)
 
-
-def _rlg001(source: str, extra: dict) -> list:
-    return [f for f in check_source(source, select=["RLG001"], extra_files=extra) if f.code == "RLG001"]
 
 
 @pytest.mark.parametrize("name", list(FLAGGED))
@@ -172,7 +165,7 @@ def test_a_policy_reaching_the_callees_deep_copy_is_reported_at_the_call_and_cra
     source = caller(statements)
     with pytest.raises(TypeError, match="cannot pickle"):
         run_as_module(source)
-    (finding,) = _rlg001(source, extra)
+    (finding,) = findings_of("RLG001", source, extra)
     assert finding.line > 18  # at the call, in the caller's statements
     assert finding.message.startswith("`StreamingNet` cannot be deep-copied by `copy.deepcopy` in "
                                       f"`{callee}`, which is given it here: `self.lock` holds a thread lock")
@@ -183,7 +176,7 @@ def test_a_policy_reaching_the_callees_deep_copy_is_reported_at_the_call_and_cra
 def test_the_same_call_with_a_copyable_policy_is_not_reported_and_runs(project, name):
     caller, extra = project
     source = caller(FLAGGED[name][0], member="self.scale = 2.0")
-    assert _rlg001(source, extra) == []
+    assert findings_of("RLG001", source, extra) == []
     run_as_module(source)
 
 
@@ -191,7 +184,7 @@ def test_the_same_call_with_a_copyable_policy_is_not_reported_and_runs(project, 
 def test_a_callee_that_does_not_copy_the_policy_is_not_reported_and_runs(project, name):
     caller, extra = project
     source = caller(NOT_COPYING[name])
-    assert _rlg001(source, extra) == []
+    assert findings_of("RLG001", source, extra) == []
     run_as_module(source)
 
 
@@ -203,7 +196,7 @@ def test_a_queue_in_a_dict_reaching_a_method_of_another_module(project):
     source = caller("out = Evaluator().evaluate(policy)", member=member)
     with pytest.raises(TypeError, match="cannot pickle"):
         run_as_module(source)
-    (finding,) = _rlg001(source, extra)
+    (finding,) = findings_of("RLG001", source, extra)
     assert "`self.channels[...]` holds a thread queue" in finding.message
 
 
@@ -219,14 +212,14 @@ def test_a_policy_pickled_by_a_multi_process_collector_in_the_callee_names_polic
     caller, extra = project
     extra = {**extra, "starter.py": helpers}
     source = caller("from starter import start\n\ncollector = start(None, policy)")
-    (finding,) = _rlg001(source, extra)
+    (finding,) = findings_of("RLG001", source, extra)
     assert "cannot be pickled to `MultiSyncCollector`'s workers in `start`" in finding.message
     assert "policy_factory" in finding.full_message
 
 
 def test_a_module_of_helpers_alone_has_nothing_to_report():
     """The copies in the callees are reported where a policy is passed, never in the helpers' file."""
-    assert _rlg001(HELPERS, {}) == []
+    assert findings_of("RLG001", HELPERS, {}) == []
 
 
 LOSSES = textwrap.dedent("""
@@ -283,7 +276,7 @@ def test_a_network_handed_to_a_factory_of_a_copying_loss_is_reported_and_crashes
                        "loss = make_ddpg(actor, critic=critic)\n")
     with pytest.raises(TypeError, match="cannot pickle"):
         run_as_module(source)
-    (finding,) = _rlg001(source, extra)
+    (finding,) = findings_of("RLG001", source, extra)
     assert finding.message.startswith("`LockedNet` cannot be deep-copied by `DDPGLoss` (it copies its networks) in "
                                       "`make_ddpg`, which is given it here: `self.lock` holds a thread lock")
 
@@ -292,5 +285,5 @@ def test_a_network_handed_to_a_factory_of_a_loss_that_keeps_it_is_not_reported_a
     caller, extra = losses
     source = caller + ('qnet = QValueActor(LockedNet(3, 2), in_keys=["observation"], action_space="one-hot")\n'
                        "loss = make_dqn(qnet)\n")
-    assert _rlg001(source, extra) == []
+    assert findings_of("RLG001", source, extra) == []
     run_as_module(source)

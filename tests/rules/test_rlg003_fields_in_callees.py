@@ -12,14 +12,11 @@ the field names or their count) is not reported, and runs.
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
-import uuid
 
 import pytest
 
-from rlguard.testing import check_source
-from tests.helpers import run_as_module
+from tests.helpers import findings_of, importable_module, run_as_module
 
 torch = pytest.importorskip("torch")
 
@@ -130,16 +127,11 @@ CASES = {
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(tmp_path))
-    helpers = f"helpers_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{helpers}.py").write_text(HELPERS)
+    module = importable_module(tmp_path, monkeypatch, HELPERS)
+    helpers = next(module)
     yield (lambda statements: CALLER.format(helpers=helpers) + statements + "\n"), {f"{helpers}.py": HELPERS}
-    for name in [m for m in sys.modules if m.startswith(helpers)]:
-        del sys.modules[name]
+    next(module, None)
 
-
-def _rlg003(source: str, extra: dict) -> list:
-    return [f for f in check_source(source, select=["RLG003"], extra_files=extra) if f.code == "RLG003"]
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -149,7 +141,7 @@ def test_an_instance_with_tensor_fields_reaching_the_callees_encoder_is_reported
     source = caller(statements)
     with pytest.raises(TypeError, match="not JSON serializable"):
         run_as_module(source)
-    (finding,) = _rlg003(source, extra)
+    (finding,) = findings_of("RLG003", source, extra)
     assert finding.message.startswith(f"`{callee}` passes `")
     assert finding.line > 41  # at the call, in the caller's statements
     assert "fields hold tensors" in finding.full_message and "default=lambda value: value.tolist()" in finding.full_message
@@ -162,7 +154,7 @@ def test_the_same_call_with_converted_fields_is_not_reported_and_runs(project, n
     statements, _, (old, new) = CASES[name]
     assert old in statements
     source = caller(statements.replace(old, new))
-    assert _rlg003(source, extra) == [], name
+    assert findings_of("RLG003", source, extra) == [], name
     json.loads(run_as_module(source)["out"])
 
 
@@ -174,7 +166,7 @@ def test_the_same_call_with_converted_fields_is_not_reported_and_runs(project, n
 def test_callees_that_encode_no_tensor_field_are_not_reported(project, statements):
     caller, extra = project
     source = caller(statements)
-    assert _rlg003(source, extra) == []
+    assert findings_of("RLG003", source, extra) == []
     json.loads(run_as_module(source)["out"])
 
 
@@ -183,5 +175,5 @@ def test_the_blind_case_015_shape_runs_once_the_encoder_converts_tensors(project
     caller, extra = project
     source = caller("result = evaluate()\nout = json.dumps(__import__('dataclasses').asdict(result), "
                     "default=lambda value: value.tolist())")
-    assert _rlg003(source, extra) == []
+    assert findings_of("RLG003", source, extra) == []
     assert set(json.loads(run_as_module(source)["out"])) == {"episodes", "mean_return"}

@@ -11,14 +11,12 @@ not reported, and runs.
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
-import uuid
 from unittest import mock
 
 import pytest
 
-from tests.helpers import run_as_module
+from tests.helpers import findings_of, importable_module, run_as_module
 from rlguard.testing import check_source, fix_source
 
 torch = pytest.importorskip("torch")
@@ -88,23 +86,17 @@ CASES = {
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """The helpers module on ``sys.path`` under a unique name; the caller's source for a case."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    suffix = uuid.uuid4().hex[:8]
-    helpers = f"helpers_{suffix}.py"
-    (tmp_path / helpers).write_text(HELPERS)
+    module = importable_module(tmp_path, monkeypatch, HELPERS)
+    helpers = next(module)
 
     def caller(statements: str) -> str:
         names = "dump, dump_metrics, dump_scaled, log, log_jsonl, log_to"
-        return (f"import io\nimport json\n\nimport torch\n\nfrom helpers_{suffix} import {names}\n\n"
+        return (f"import io\nimport json\n\nimport torch\n\nfrom {helpers} import {names}\n\n"
                 f"loss = torch.arange(3.0).mean()\n{statements}\n")
 
-    yield caller, {helpers: HELPERS}
-    for name in [m for m in sys.modules if m.endswith(suffix)]:
-        del sys.modules[name]
+    yield caller, {f"{helpers}.py": HELPERS}
+    next(module, None)
 
-
-def _rlg003(source: str, extra: dict) -> list:
-    return [f for f in check_source(source, select=["RLG003"], extra_files=extra) if f.code == "RLG003"]
 
 
 def _with_tolist_default(code: str) -> dict:
@@ -119,12 +111,12 @@ def test_a_tensor_reaching_the_callees_encoder_is_reported_at_the_call_and_fixed
     source = caller(statements)
     with pytest.raises(TypeError, match="not JSON serializable"):
         run_as_module(source)
-    found = _rlg003(source, extra)
+    found = findings_of("RLG003", source, extra)
     assert [f.message.partition("`")[2].partition("`")[0] for f in found] == callees, name
     assert all(" passes `" in f.message and "raises TypeError on torch tensors" in f.message for f in found)
     assert all(f.line > 6 for f in found)  # in the caller's statements, where the tensor is passed
     fixed = fix_source(source, select=["RLG003"], unsafe=True, extra_files=extra)
-    assert fixed != source and _rlg003(fixed, extra) == []
+    assert fixed != source and findings_of("RLG003", fixed, extra) == []
     assert json.loads(run_as_module(fixed)["out"]) == json.loads(_with_tolist_default(source)["out"])
 
 
@@ -136,7 +128,7 @@ def test_the_same_call_with_a_conversion_is_not_reported_and_runs(project, name)
         assert old in statements, (name, old)
         statements = statements.replace(old, new)
     source = caller(statements)
-    assert _rlg003(source, extra) == [], name
+    assert findings_of("RLG003", source, extra) == [], name
     json.loads(run_as_module(source)["out"])
 
 
@@ -155,7 +147,7 @@ def test_the_same_call_with_a_conversion_is_not_reported_and_runs(project, name)
 def test_near_misses_of_a_sink_in_the_callee(project, statements):
     caller, extra = project
     source = caller(statements)
-    assert _rlg003(source, extra) == [], statements
+    assert findings_of("RLG003", source, extra) == [], statements
     json.loads(run_as_module(source)["out"])
 
 
