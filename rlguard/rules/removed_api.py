@@ -533,14 +533,14 @@ class RemovedApiRule(Rule):
         use = f"use `{change.replacement}`" if change.replacement else "upstream names no replacement: remove it"
         target = _text(self.ctx.target)
         if self._only_ignored(change):
-            head = (f"{what} is silently ignored from {package} {_text(change.ignored_in)} (the target is {target}): "
-                    f"the constructor takes it through `**kwargs` and drops it, so the default is used")
+            head = f"{what} is silently ignored from {package} {_text(change.ignored_in)} (the target is {target})"
+            use = f"the constructor takes it through `**kwargs` and drops it, so the default is used: {use}"
             if change.removed_in is not None:
-                head += f"; it raises TypeError from {_text(change.removed_in)}"
+                use += f"; it raises TypeError from {_text(change.removed_in)}"
         else:
             head = f"{what} was removed in {package} {_text(change.removed_in)} (the target is {target})"
-            if change.ignored_in is not None:
-                head += f"; {_text(change.ignored_in)} already ignored it without a word (the default was used)"
+            if change.ignored_in is not None:  # the detail goes in the remedy: the first line stays short
+                use += f"; {package} {_text(change.ignored_in)} already ignored it without a word (the default was used)"
         return head, use + (f"; {change.note}" if change.note else "")
 
     def visit_Name(self, node: cst.Name) -> None:

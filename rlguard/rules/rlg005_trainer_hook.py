@@ -289,7 +289,7 @@ class TrainerHook(Rule):
             "    hook = StatefulHook()\n"
             "    hook.register(trainer, \"stateful\")\n",
             files={"example_hooks.py": STATEFUL_HOOK},
-            message="`StatefulHook(...)` builds a hook that lacks a working `register`",
+            message="`StatefulHook(...)` builds a hook without a working `register`",
             note="The base class itself is built, in another file than its own: `register` raises `NotImplementedError`.",
         ),
     )
@@ -321,8 +321,7 @@ class TrainerHook(Rule):
                     or not callee.rpartition(".")[2][:1].isupper():  # classes only, by their name
                 continue
             written = dotted_name(call.func) or callee.rpartition(".")[2]
-            message = (f"`{written}(...)` builds a hook that lacks a working {{missing}}: "
-                       "`TrainerHookBase`'s versions raise NotImplementedError")
+            message = f"`{written}(...)` builds a hook without a working {{missing}}"
             self.report(call, message, remedy=remedy + " (or build a subclass that implements them)",
                         requires=(HookMethods(callee, built=True, elsewhere=True),))
 

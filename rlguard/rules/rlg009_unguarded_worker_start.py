@@ -117,7 +117,7 @@ class UnguardedWorkerStart(Rule):
     invalid = (
         Example("from torchrl.collectors import MultiaSyncDataCollector\n\n"
                 "collector = MultiaSyncDataCollector([make_env] * 2, policy, frames_per_batch=64)\n",
-                target="0.12", message="starts worker processes"),
+                target="0.12", message="starts workers"),
         Example("import torchrl.envs\n\nenv = torchrl.envs.ParallelEnv(2, make_env)\nenv.rollout(10)\n",
                 message="at module level"),
     )
@@ -243,10 +243,9 @@ class UnguardedWorkerStart(Rule):
                 self._calls.append((call, f"`{name}(...)`, which builds a `{built}`,"))
         self._calls += [(call, what) for call, name, before, what in self._lazy if name in self._reads[before:]]
         for call, what in self._calls:
-            self.report(call, (f"{what} starts worker processes at module level: torchrl starts them with "
-                               "`spawn`, each worker imports this module again and runs this line, and fails "
-                               "while the parent waits for it"),
-                        remedy=("put the module-level code from here on under `if __name__ == \"__main__\":` (or in "
+            self.report(call, f"{what} starts workers at module level: each `spawn`ed worker re-runs this module and fails",
+                        remedy=("torchrl starts them with `spawn`, so each imports this module again, runs this line "
+                                "and fails while the parent waits for it: put the module-level code from here on under `if __name__ == \"__main__\":` (or in "
                                 "a `main()` called there), keeping at module level the functions and classes the "
                                 "workers run and the names they read; or call "
                                 "`multiprocessing.set_start_method(\"fork\")` before importing torchrl where fork "

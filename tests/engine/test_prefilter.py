@@ -71,11 +71,19 @@ def _removed_uses(change) -> list[str]:
         return [*parent, f"from {change.module} import {head}\n",
                 f"import {change.module} as alias\n\nalias.{change.name}\n",
                 f'import {change.module}\n\n\ndef f(x: "{change.module}.{change.name}"):\n    pass\n']
+    if change.kind == "module":
+        package, _, tail = change.qualname.rpartition(".")
+        return [f"import {change.qualname}\n", f"from {package} import {tail}\n", f"from {change.qualname} import _private\n"]
+    if change.kind == "key":  # ``env.specs["input_spec"]["action"]`` of a torchrl environment
+        _, container, key = change.name.split(".")
+        return [f'from torchrl.envs import PendulumEnv\n\nenv = PendulumEnv()\nx = env.specs["{container}"]["{key}"]\n']
     owner, _, member = change.name.rpartition(".")
     package, _, tail = change.module.rpartition(".")
+    # A parameter made keyword-only is passed by position; any other by keyword.
+    arguments = ", ".join(["1"] * (change.position + 1)) if change.kind == "positional" else f"{member}=1"
     if tail[:1].isupper():  # ``CompositeDistribution`` / ``log_prob.aggregate_probabilities``: a method's keyword
-        return [f"from {package} import {tail}\n\n{tail}().{owner}({member}=1)\n"]
-    use = f"{owner}().{member}" if change.kind == "method" else f"{owner}({member}=1)"
+        return [f"from {package} import {tail}\n\n{tail}().{owner}({arguments})\n"]
+    use = f"{owner}().{member}" if change.kind == "method" else f"{owner}({arguments})"
     return [f"from {change.module} import {owner}\n\n{use}\n"]
 
 

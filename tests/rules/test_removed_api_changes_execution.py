@@ -307,5 +307,5 @@ def test_a_write_to_a_moved_spec_key_is_flagged_without_a_fix():
 def test_tanh_normal_bounds_dropped_by_0_6_are_flagged_on_0_6(target, said):
     found = check_source(SNIPPETS["tanh-normal-dict-keys"], select=["RLG007"], target=target)
     assert [f.message.split("`")[1] for f in found] == ['distribution_kwargs={"min": ...}', 'distribution_kwargs={"max": ...}']
-    assert all(said in f.message and f.fix is not None for f in found)
+    assert all(said in f.full_message and f.fix is not None for f in found)
     assert not check_source(SNIPPETS["tanh-normal-dict-keys"], select=["RLG007"], target="0.5")
