@@ -35,6 +35,7 @@ MODULES = (
     "tensordict.tensordict",  # the old import path of TensorDict and TensorDictBase, still served
     "torchrl.envs", "torchrl.envs.transforms", "torchrl.modules", "torchrl.objectives", "torchrl.collectors",
     "torchrl.data", "torchrl.data.datasets", "torchrl.trainers", "torchrl.trainers.algorithms",
+    "torchrl.testing.mocking_classes",  # the environments of tests and examples that need no simulator
 )
 
 # A class's kind is that of the first of these roots it derives from (more specific roots first).
