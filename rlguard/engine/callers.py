@@ -23,11 +23,9 @@ import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 
-from rlguard.engine.index import module_name_for
 from rlguard.engine.libraries import in_library_copy
-from rlguard.engine.names import absolute_module
 from rlguard.engine.prefilter import TokenGroups, at_line_start
-from rlguard.engine.project import FROM_IMPORT, IMPORT, import_aliases
+from rlguard.engine.project import FROM_IMPORT, IMPORT, import_bindings
 
 _DEFINITION = re.compile(rb"(def|class)[ \t]+(\w+)")
 _TOP_LEVEL = re.compile(rb"\n[^\s#)\]}]")  # a line that starts a module-level statement
@@ -53,7 +51,6 @@ class _Source:
         self.path = path
         self.data = data
         self._imports: dict[bytes, tuple[str, bytes | None]] | None = None
-        self._definitions: dict[bytes, tuple[bytes, int, int]] | None = None
         self._import_text: bytes | None = None
         self._methods: dict[bytes, dict[bytes, bytes]] = {}
         self._texts: dict[bytes, bytes] = {}
@@ -75,9 +72,7 @@ class _Source:
 
     def definition(self, name: bytes) -> tuple[bytes, bytes] | None:
         """(``def`` or ``class``, its text) of the module-level definition of ``name``."""
-        if self._definitions is None:
-            self._definitions = _definitions(self.data)
-        found = self._definitions.get(name)
+        found = self.definitions.get(name)
         if found is None:
             return None
         if name not in self._texts:
@@ -89,10 +84,9 @@ class _Source:
         return name in self.imports and self.definition(name) is None
 
     @functools.cached_property
-    def local_definitions(self) -> set[bytes]:
-        self.definition(b"")  # reads them
-        assert self._definitions is not None
-        return set(self._definitions)
+    def definitions(self) -> dict[bytes, tuple[bytes, int, int]]:
+        """Module-level ``def`` and ``class`` statements: name -> (kind, start, end)."""
+        return _definitions(self.data)
 
     def methods(self, name: bytes, text: bytes) -> dict[bytes, bytes]:
         if name not in self._methods:
@@ -101,19 +95,13 @@ class _Source:
 
 
 def _imports(path: str, data: bytes) -> Iterator[tuple[bytes, tuple[str, bytes | None]]]:
-    module, is_package = module_name_for(path)
-    for source, names in (m.groups() for m in at_line_start(FROM_IMPORT, data)):
-        text = source.decode()
-        level = len(text) - len(text.lstrip("."))
-        absolute = absolute_module(text[level:] or None, level, module, is_package)
-        if absolute is not None and not in_library_copy(absolute):
-            for imported, local in import_aliases(names):
-                yield local, (absolute, imported)
-    for names in (m.group(1) for m in at_line_start(IMPORT, data)):
-        for imported, local in import_aliases(names):
-            if (local == imported.split(b".")[0] and b"." in imported) or in_library_copy(imported.decode()):
-                continue  # ``import a.b`` binds ``a``: its attribute calls are not followed
-            yield local, (imported.decode(), None)
+    """The project's names and modules a file imports (torchrl's and tensordict's are left out)."""
+    for local, imported, origin in import_bindings(path, data):
+        if origin is not None:
+            if not in_library_copy(origin):
+                yield local, (origin, imported)
+        elif not (local == imported.split(b".")[0] and b"." in imported) and not in_library_copy(imported.decode()):
+            yield local, (imported.decode(), None)  # ``import a.b`` binds ``a``: its attribute calls are not followed
 
 
 def _definitions(data: bytes) -> dict[bytes, tuple[bytes, int, int]]:
@@ -152,29 +140,42 @@ def _methods(block: bytes) -> dict[bytes, bytes]:
     return found
 
 
+Encoded = list[list[tuple[bytes, ...]]]
+
+
+def encoded(groups: TokenGroups) -> Encoded:
+    """Token groups as bytes, each token a tuple of the parts it needs."""
+    return [[(t.encode(),) if isinstance(t, str) else tuple(p.encode() for p in t) for t in group] for group in groups]
+
+
+def meets(groups: Encoded, text: bytes, imports: bytes = b"") -> bool:
+    """Whether ``text`` meets every token group; with ``imports`` (its file's import statements), each
+    token may take all but one of its parts from those (``from json import dumps``, then ``dumps(x)``)."""
+    return all(any(all(part in text or part in imports for part in token) and any(part in text for part in token)
+                   for token in group) for group in groups)
+
+
 class SinkCallers:
     """For one rule's token groups: whether a file calls a project definition that reaches its sink."""
 
-    def __init__(self, groups: TokenGroups, resolve: Resolve, read: Read) -> None:
-        self._groups = [[(t.encode(),) if isinstance(t, str) else tuple(p.encode() for p in t) for t in g] for g in groups]
+    def __init__(self, groups: TokenGroups, resolve: Resolve, read: Read,
+                 sources: dict[str, _Source | None] | None = None) -> None:
+        self._groups = encoded(groups)
         self._resolve = resolve
         self._read = read
-        self._sources: dict[str, _Source | None] = {}
+        self._sources = sources if sources is not None else {}  # shared by the rules of a run: read once
         self._memo: dict[tuple[str, bytes, bytes | None], tuple[bool, int]] = {}
         self._near: dict[str, bool] = {}
         self._seen_calls: dict[bytes, _Calls] = {}
 
     def meets(self, text: bytes, imports: bytes = b"") -> bool:
-        """Whether ``text`` meets every token group; with ``imports`` (its file's import statements),
-        each token may take all but one of its parts from those (``from json import dumps``, then
-        ``dumps(x)``)."""
-        return all(any(all(part in text or part in imports for part in token) and any(part in text for part in token)
-                       for token in group) for group in self._groups)
+        return meets(self._groups, text, imports)
 
     def calls_into_sink(self, path: str, data: bytes) -> bool:
         """Whether the file uses an imported project function or class that reaches the sink."""
-        source = _Source(path, data)
-        self._sources.setdefault(path, source)
+        source = self._sources.get(path)
+        if source is None or source.data is not data:
+            source = self._sources[path] = _Source(path, data)
         return any(self._uses_reaching(source, local, data, _MAX_DEPTH) for local in source.imports)
 
     def _uses_reaching(self, source: _Source, local: bytes, caller: bytes, depth: int) -> bool:
@@ -293,7 +294,7 @@ class SinkCallers:
         if depth <= 0:
             return False
         calls = self._calls(body)
-        for name in calls.names.intersection(source.local_definitions):
+        for name in calls.names.intersection(source.definitions):
             if any(self._reaches(source.path, name, member, depth - 1) for member in (None, b"__init__")):
                 return True
         if any(self._uses_reaching(source, local, body, depth - 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import glob
 import re
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from rlguard.engine.index import module_name_for
 from rlguard.engine.libraries import LIBRARIES, library_tree
@@ -168,23 +168,31 @@ def _modules_providing(path: str, data: bytes, names: set[bytes]) -> list[tuple[
     """(module, names to look for there) for the imports in a file that bind one of ``names``."""
     if not names:
         return []
-    module, is_package = module_name_for(path)
     found: list[tuple[str, set[bytes]]] = []
+    for local, imported, origin in import_bindings(path, data):
+        if origin is not None:
+            if local in names:
+                # ``from pkg import models`` may name a submodule, whose classes are then looked for.
+                found += [(origin, {imported}), (f"{origin}.{imported.decode()}", names)]
+        elif local in names or imported.split(b".")[0] in names:
+            found.append((imported.decode(), names))
+    return found
+
+
+def import_bindings(path: str, data: bytes) -> Iterator[tuple[bytes, bytes, str | None]]:
+    """(local name, imported name, the absolute module a ``from`` import takes it from; None for a plain
+    ``import``) of each import statement of a file, read from its text."""
+    module, is_package = module_name_for(path)
     for source, imports in (match.groups() for match in at_line_start(FROM_IMPORT, data)):
         text = source.decode()
         level = len(text) - len(text.lstrip("."))
         absolute = absolute_module(text[level:] or None, level, module, is_package)
-        if absolute is None:
-            continue
-        for imported, local in import_aliases(imports):
-            if local in names:
-                # ``from pkg import models`` may name a submodule, whose classes are then looked for.
-                found += [(absolute, {imported}), (f"{absolute}.{imported.decode()}", names)]
+        if absolute is not None:
+            for imported, local in import_aliases(imports):
+                yield local, imported, absolute
     for imports in (match.group(1) for match in at_line_start(IMPORT, data)):
         for imported, local in import_aliases(imports):
-            if local in names or imported.split(b".")[0] in names:
-                found.append((imported.decode(), names))
-    return found
+            yield local, imported, None
 
 
 def import_aliases(names: bytes) -> list[tuple[bytes, bytes]]:

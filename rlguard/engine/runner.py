@@ -21,7 +21,7 @@ from rlguard.engine.discovery import Discovery, discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.libraries import LibraryTree, in_library_copy, partition, skip_notes
-from rlguard.engine.callers import SinkCallers
+from rlguard.engine.callers import SinkCallers, encoded, meets
 from rlguard.engine.prefilter import TokenGroups, derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_info import declared_sinks
@@ -82,12 +82,13 @@ def _through_imports(contents: Mapping[str, bytes | None], tokens: Mapping[str, 
     given = {os.path.abspath(path): data for path, data in contents.items()}
     read = functools.partial(_given_or_read, given)
     in_library = _library_files(given)
+    sources: dict = {}  # each file read and split once, whatever rules ask
     found: dict[str, list[str]] = {}
     for code, (trigger, groups) in through.items():
-        own, callers = SinkCallers(tokens[code], resolver.resolve, read), SinkCallers(groups, resolver.resolve, read)
+        own, callers = encoded(tokens[code]), SinkCallers(groups, resolver.resolve, read, sources)
         needle = trigger.encode()
         for path, data in contents.items():
-            if data is not None and needle in data and not in_library(os.path.abspath(path)) and not own.meets(data) \
+            if data is not None and needle in data and not in_library(os.path.abspath(path)) and not meets(own, data) \
                     and callers.calls_into_sink(path, data):
                 found.setdefault(path, []).append(code)
     return {path: tuple(codes) for path, codes in found.items()}
