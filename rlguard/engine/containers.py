@@ -9,6 +9,7 @@ A container's items are read from where it is built (literals, comprehensions, `
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator
 
@@ -41,24 +42,20 @@ def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int
     function that gives a new one (``sorted(xs)``, ``dataclasses.asdict(row)``), a container's copy
     (``d.copy()``, ``xs[:]``), or a sequence concatenated or repeated (``xs + [t]``,
     ``[t] * 2``)."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Multiply)) and depth < 4:
+    # Exact types, not isinstance: libcst's nodes are ABCs, and this runs for most expressions rules read.
+    literal = _literal_kinds().get(type(node))
+    if literal is not None:
+        return literal
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, (cst.Add, cst.Multiply)) and depth < 4:
         kinds = {container_kind(ctx.value_of(operand), ctx, depth + 1) for operand in (node.left, node.right)}
         sequences = kinds & {"list", "tuple"}
         return sequences.pop() if len(sequences) == 1 else None
-    if isinstance(node, (cst.List, cst.ListComp)):
-        return "list"
-    if isinstance(node, (cst.Dict, cst.DictComp)):
-        return "dict"
-    if isinstance(node, (cst.Set, cst.SetComp)):
-        return "set"
-    if isinstance(node, cst.Tuple):
-        return "tuple"
-    if isinstance(node, cst.Subscript) and is_full_slice(node) and depth < 4:  # ``xs[:]``: a copy
+    if type(node) is cst.Subscript and is_full_slice(node) and depth < 4:  # ``xs[:]``: a copy
         return container_kind(ctx.value_of(node.value), ctx, depth + 1)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy" \
+    if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy" \
             and not node.args and depth < 4:  # ``d.copy()``: a new container of the same type
         return container_kind(ctx.value_of(node.func.value), ctx, depth + 1)
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if last not in _CONTAINER_NAMES and last not in list_builders():  # most calls: no need to resolve
@@ -68,6 +65,12 @@ def container_kind(node: cst.BaseExpression | None, ctx: FileContext, depth: int
             return "list"
         return _CONTAINER_BUILTINS.get(callee)
     return None
+
+
+@functools.cache  # a function, not a constant: libcst loads on first use (engine/lazy.py)
+def _literal_kinds() -> dict[type, str]:
+    return {cst.List: "list", cst.ListComp: "list", cst.Dict: "dict", cst.DictComp: "dict", cst.Set: "set",
+            cst.SetComp: "set", cst.Tuple: "tuple"}
 
 
 def mutation_added(kind: str, method: str, call: cst.Call) -> list[Added]:

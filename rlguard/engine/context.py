@@ -245,7 +245,7 @@ class FileContext:
 
     def callee(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the function a Call calls."""
-        return self.qualname(node.func) if isinstance(node, cst.Call) else None
+        return self.qualname(node.func) if type(node) is cst.Call else None  # not isinstance: see dotted_name
 
     def summarised_callee(self, node: cst.Call) -> str | None:
         """The qualified name the index keeps the summary of what a call calls under: the function's, a
@@ -376,7 +376,7 @@ class FileContext:
 
     def is_self_attr(self, node: cst.CSTNode) -> str | None:
         """``attr`` when node is ``self.attr`` inside a method, else None."""
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.is_self(node.value.value):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and self.is_self(node.value.value):
             return node.attr.value
         return None
 
@@ -1032,9 +1032,9 @@ def _callees_taking(ctx: FileContext, function: cst.FunctionDef) -> dict[str, tu
 
     found: dict[str, dict[str, None]] = {}
     for node in iter_nodes(function.body):
-        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+        if type(node) is cst.Call and node.args and node.args[0].keyword is None:
             first = node.args[0].value
-            if isinstance(first, cst.Name):
+            if type(first) is cst.Name:
                 callee = ctx.callee(node)
                 if callee is not None:
                     found.setdefault(first.value, {})[callee] = None

@@ -80,7 +80,7 @@ def lazily_set(method: cst.FunctionDef, self_name: str) -> frozenset[int]:
         return frozenset()
     found: set[int] = set()
     for node in iter_nodes(method.body):
-        if not isinstance(node, cst.If):
+        if type(node) is not cst.If:  # not isinstance: it fails for nearly every node, slowly on libcst's ABCs
             continue
         tested = _tested_attrs(node.test, self_name)
         for inner in iter_nodes(node.body) if tested else ():

@@ -24,6 +24,11 @@ class Reader:
         self.ctx = ctx
         self.deferred = deferred
         self.model = model()
+        # Parameter bindings whose kind a summary may assume (by id), and whether the inference has read
+        # one where an assumed kind would be taken (``name_type``): if it never did, no assumption can
+        # change what it gives.
+        self.watched: frozenset[int] = frozenset()
+        self.read_watched = False
 
     def lookup(self, name: str, env: _Env) -> tuple[Binding, bool] | None:
         """(binding, whether it is in the innermost scope) for a name, honouring ``env``."""

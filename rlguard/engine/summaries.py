@@ -33,9 +33,14 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
     callable whose result it is, which the index follows). When the kind is unknown, what it is when
     one of ``params`` is given a tensor or a TensorDict (``Returned.given``)."""
     inference = _Inference(ctx, deferred=False)
+    considered = _parameter_bindings(ctx, params)
+    inference.watched = frozenset(id(binding) for _, binding in considered)
     kind = _returned_kind(inference, node, {})
     given: tuple[tuple[str, str, str], ...] = ()
-    considered = _parameter_bindings(ctx, params) if kind is None and _may_read_parameters(node, ctx, params) else []
+    # The passes that assume kinds for the parameters read the same bindings as this one until they
+    # read a parameter's: where this pass read none, they give what it gave.
+    if kind is not None or not inference.read_watched:
+        considered = []
     for assumed in SUMMARY_KINDS if considered else ():
         # One pass with every parameter given the kind first: most returns hold no tensor even then.
         with _assuming([(binding, assumed) for _, binding in considered]):
@@ -48,21 +53,6 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
                 given += ((param, assumed, found),)
     return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given,
                     container_kind(ctx.value_of(node), ctx))
-
-
-def _may_read_parameters(node: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...]) -> bool:
-    """Whether ``node`` reads a parameter, or a local name that may have been built from one: only
-    then can a kind assumed for a parameter change what it gives (most returns read neither)."""
-    from rlguard.engine.traversal import iter_nodes  # here: the traversal imports the context, which imports this
-
-    function = ctx.scopes[-1].node
-    own: set[str] = set()
-    if isinstance(function, cst.FunctionDef):
-        declared = function.params
-        every = [*declared.posonly_params, *declared.params, *declared.kwonly_params, declared.star_arg, declared.star_kwarg]
-        own = {p.name.value for p in every if isinstance(p, cst.Param)}
-    relevant = set(params) | (set(ctx.scopes[-1].bindings) - own)
-    return any(isinstance(name, cst.Name) and name.value in relevant for name in iter_nodes(node))
 
 
 def _returned_kind(inference: _Inference, node: cst.BaseExpression, env: _Env) -> str | None:

@@ -81,14 +81,16 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The code-bearing children of a node, in source order."""
     found: list[cst.CSTNode] = []
     kinds = _KINDS
-    fields = _FIELDS.get(type(node)) or _code_fields(type(node))
+    fields = _FIELDS.get(type(node))
+    if fields is None:  # not ``or``: a leaf's fields are an empty tuple, computed once like the rest
+        fields = _code_fields(type(node))
     for name in fields:
         value = getattr(node, name)
         kind = kinds[type(value)]
         if kind == _CODE:
             found.append(value)
-        elif kind == _SEQUENCE:
-            found.extend(item for item in value if kinds[type(item)] == _CODE)
+        elif kind == _SEQUENCE and value and kinds[type(value[0])] == _CODE:
+            found.extend(value)  # a field's sequence holds one kind of node: code, or punctuation
     return found
 
 
