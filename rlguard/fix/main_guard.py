@@ -1,0 +1,148 @@
+"""The fix of RLG009: the module-level code from the first statement that starts workers on goes under
+``if __name__ == "__main__":``, where a worker that imports the module again does not run it.
+
+A spawned worker imports the main module by name and finds there, by name, what it was sent: the
+functions and classes pickled by reference (an env factory, a policy's class, a function a module
+wraps) and the module-level names their code reads. So the fix keeps at module level every definition
+the moved code does not need (definitions after the first start are hoisted above the guard), and is
+offered only where nothing that stays refers to a name the moved code binds, and no function or class
+the moved code defines is used by the code that starts the workers. The rule reports; this module plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from rlguard.engine.findings import Edit, Fix
+from rlguard.engine.lazy import cst
+from rlguard.engine.names import module_bindings, module_reads
+from rlguard.engine.traversal import children, iter_nodes
+
+
+def main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either side)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and \
+        any(isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides)
+
+
+class _Statement(NamedTuple):
+    node: cst.BaseStatement
+    binds: set[str]  # module-level names it binds or changes in place
+    reads: set[str]  # every name it reads, now or later
+    later: set[str]  # names its functions, lambdas and generators read when they run
+    defines: set[str]  # the functions and classes it defines at module level
+
+    @property
+    def definition(self) -> bool:
+        """A ``def``, a ``class`` or an import: it runs nothing of the program's own."""
+        node = self.node
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return True
+        return isinstance(node, cst.SimpleStatementLine) and all(
+            isinstance(small, cst.Import) or isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar)
+            for small in node.body)
+
+
+def _facts(node: cst.BaseStatement) -> _Statement:
+    defines = {n.name.value for n in _module_level_definitions(node)}
+    now, later = module_reads(node)
+    return _Statement(node, module_bindings(node), now | later, later, defines)
+
+
+def _module_level_definitions(node: cst.CSTNode) -> list[cst.FunctionDef | cst.ClassDef]:
+    """The ``def`` and ``class`` statements of a top-level statement, outside functions and classes."""
+    found: list[cst.FunctionDef | cst.ClassDef] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            found.append(current)
+        else:
+            stack.extend(children(current))
+    return found
+
+
+def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
+    """The fix for a module whose ``starts`` (reported calls) start workers at module level, or why
+    there is none (a phrase the rule puts in its remedy)."""
+    wanted = {id(node) for node in starts}
+    statements = [_facts(node) for node in module.body]
+    at = [i for i, s in enumerate(statements) if any(id(n) in wanted for n in iter_nodes(s.node))]
+    first, last = at[0], at[-1]
+    moved = {i for i in range(first, len(statements)) if not statements[i].definition}
+    while True:  # a definition after the first start stays (hoisted) unless it needs what moves
+        bound = set().union(*(statements[i].binds for i in moved))
+        more = {i for i in range(first, len(statements)) if i not in moved
+                and (statements[i].reads | statements[i].binds) & bound}
+        if not more:
+            break
+        moved |= more
+    reason = _unsound(statements, moved, first, last, bound)
+    if reason:
+        return reason
+    hoisted = [statements[i].node for i in range(first, len(statements)) if i not in moved]
+    before = hoisted[-1] if hoisted else module.body[first - 1] if first else None
+    guard = _guard(module, [statements[i].node for i in sorted(moved)], isinstance(before, (cst.FunctionDef, cst.ClassDef)))
+    edits = [Edit(statements[first].node, cst.FlattenSentinel([*hoisted, guard]))]
+    edits += [Edit(statements[i].node, cst.RemovalSentinel.REMOVE) for i in range(first + 1, len(statements))]
+    line = f" ({len(hoisted)} definition{'s' if len(hoisted) > 1 else ''} after it kept above the guard)" if hoisted else ""
+    return Fix("unsafe", "Put the module-level code from the first worker start on under "
+               f"`if __name__ == \"__main__\":`{line}; unsafe: names other modules import from this one move under "
+               "the guard, and what the moved code changes through a method call the workers do not see",
+               tuple(edits))
+
+
+def _unsound(statements: list[_Statement], moved: set[int], first: int, last: int, bound: set[str]) -> str:
+    """Why moving ``moved`` would break a worker, or ``""``."""
+    if "*" in bound:
+        return "the code to move has a `from ... import *`, whose names the fix cannot list"
+    for statement in (s for i, s in enumerate(statements) if i not in moved):
+        needed = sorted(statement.later & bound)
+        if needed:
+            return (f"{_label(statement.node)} stays at module level for the workers and reads `{needed[0]}`, "
+                    "which the code to move binds: a worker would not find it")
+    defined = set().union(*(statements[i].defines for i in moved))
+    for i in sorted(moved):
+        used = sorted(statements[i].reads & defined) if i <= last else []
+        if used:
+            return (f"`{used[0]}` is defined in the code to move and used where the workers start: pickled "
+                    "by name, a worker would not find it")
+    return ""
+
+
+def _label(node: cst.BaseStatement) -> str:
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return f"`{node.name.value}`"
+    return "a module-level lambda or generator"
+
+
+def _guard(module: cst.Module, moved: list[cst.BaseStatement], after_definition: bool) -> cst.If:
+    """``if __name__ == "__main__":`` over ``moved``, an existing guard's body spliced in. The blank
+    lines above the first statement go above the guard (two after a definition), and blank lines
+    between the statements stay blank rather than indented."""
+    body: list[cst.BaseStatement] = []
+    for node in moved:
+        if isinstance(node, cst.If) and main_guard(node.test) and node.orelse is None and isinstance(node.body, cst.IndentedBlock):
+            inner = node.body.body
+            body += [inner[0].with_changes(leading_lines=[*node.leading_lines, *_leading(inner[0])]), *inner[1:]]
+        else:
+            body.append(node)
+    body = [node.with_changes(leading_lines=[line.with_changes(indent=False) if line.comment is None else line
+                                             for line in _leading(node)]) for node in body]
+    lines = _leading(body[0])
+    blank = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
+    body[0] = body[0].with_changes(leading_lines=lines[blank:])
+    above = [cst.EmptyLine(indent=False)] * 2 if after_definition else lines[:blank]
+    test = cst.parse_expression('__name__ == "__main__"', config=module.config_for_parsing)
+    return cst.If(test=test, body=cst.IndentedBlock(body=body), leading_lines=above)
+
+
+def _leading(node: cst.BaseStatement) -> list[cst.EmptyLine]:
+    """The blank and comment lines above a statement (every statement kind has them)."""
+    assert isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return list(node.leading_lines)
