@@ -4,13 +4,14 @@
 A spawned worker imports the main module by name and finds there, by name, what it was sent: the
 functions and classes pickled by reference (an env factory, a policy's class, a function a module
 wraps) and the module-level names their code reads. So the fix keeps at module level every definition
-the moved code does not need (definitions after the first start are hoisted above the guard), and is
+that does not need the moved code (definitions after the first start are hoisted above the guard), and is
 offered only where nothing that stays refers to a name the moved code binds, and no function or class
 the moved code defines is used by the code that starts the workers. The rule reports; this module plans.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -74,7 +75,11 @@ def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
     statements = [_facts(node) for node in module.body]
     at = [i for i, s in enumerate(statements) if any(id(n) in wanted for n in iter_nodes(s.node))]
     first, last = at[0], at[-1]
-    moved = {i for i in range(first, len(statements)) if not statements[i].definition}
+    # A definition hoisted above code that used another binding of its name would change what that code
+    # sees: only a name bound once in the file is hoisted.
+    bindings = Counter(name for s in statements for name in s.binds)
+    moved = {i for i in range(first, len(statements))
+             if not statements[i].definition or any(bindings[name] > 1 for name in statements[i].binds)}
     while True:  # a definition after the first start stays (hoisted) unless it needs what moves
         bound = set().union(*(statements[i].binds for i in moved))
         more = {i for i in range(first, len(statements)) if i not in moved
@@ -108,7 +113,7 @@ def _unsound(statements: list[_Statement], moved: set[int], first: int, last: in
                     "which the code to move binds: a worker would not find it")
     defined = set().union(*(statements[i].defines for i in moved))
     for i in sorted(moved):
-        used = sorted(statements[i].reads & defined) if i <= last else []
+        used = sorted(statements[i].reads & (defined - statements[i].defines)) if i <= last else []
         if used:
             return (f"`{used[0]}` is defined in the code to move and used where the workers start: pickled "
                     "by name, a worker would not find it")

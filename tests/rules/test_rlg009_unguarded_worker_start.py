@@ -134,6 +134,16 @@ def test_the_fix_keeps_definitions_above_and_merges_an_existing_guard():
     assert fix_source(source, unsafe=False, select=["RLG009"]) == source
 
 
+def test_a_redefinition_moves_with_the_code_that_sees_the_first_definition():
+    source = (COLLECTOR + FACTORY + "def scale(x):\n    return x\n\n\n"
+              "collector = MultiSyncCollector([make_env] * 2, None, frames_per_batch=8)\nfirst = scale(1)\n\n\n"
+              "def scale(x):\n    return 2 * x\n\n\nsecond = scale(1)\n")
+    fixed = fix_source(source, unsafe=True, select=["RLG009"])
+    guard = fixed.index('if __name__ == "__main__":')
+    assert fixed.index("def scale(x):\n    return x") < guard < fixed.index("    def scale(x):\n        return 2 * x")
+    assert "first = scale(1)" in fixed[guard:] and "second = scale(1)" in fixed[guard:]
+
+
 def test_the_finding_names_the_function_and_what_it_builds():
     found = check_source(FLAGGED["switched-on"], select=["RLG009"])
     assert found[0].message.startswith("`get_collectors(...)`, which builds a `MultiSyncCollector`,")
