@@ -87,7 +87,7 @@ def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
         if not more:
             break
         moved |= more
-    reason = _unsound(statements, moved, first, last, bound)
+    reason = _unsound(statements, moved, last, bound)
     if reason:
         return reason
     hoisted = [statements[i].node for i in range(first, len(statements)) if i not in moved]
@@ -102,15 +102,15 @@ def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
                tuple(edits))
 
 
-def _unsound(statements: list[_Statement], moved: set[int], first: int, last: int, bound: set[str]) -> str:
+def _unsound(statements: list[_Statement], moved: set[int], last: int, bound: set[str]) -> str:
     """Why moving ``moved`` would break a worker, or ``""``."""
     if "*" in bound:
         return "the code to move has a `from ... import *`, whose names the fix cannot list"
     for statement in (s for i, s in enumerate(statements) if i not in moved):
         needed = sorted(statement.later & bound)
         if needed:
-            return (f"{_label(statement.node)} stays at module level for the workers and reads `{needed[0]}`, "
-                    "which the code to move binds: a worker would not find it")
+            return (f"{_label(statement)} stays at module level for the workers and reads `{needed[0]}`, "
+                    "which the code to move binds or changes: a worker running it would not see that")
     defined = set().union(*(statements[i].defines for i in moved))
     for i in sorted(moved):
         used = sorted(statements[i].reads & (defined - statements[i].defines)) if i <= last else []
@@ -120,9 +120,9 @@ def _unsound(statements: list[_Statement], moved: set[int], first: int, last: in
     return ""
 
 
-def _label(node: cst.BaseStatement) -> str:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return f"`{node.name.value}`"
+def _label(statement: _Statement) -> str:
+    if statement.defines:
+        return ", ".join(f"`{name}`" for name in sorted(statement.defines))
     return "a module-level lambda or generator"
 
 
