@@ -75,13 +75,16 @@ def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
     statements = [_facts(node) for node in module.body]
     at = [i for i, s in enumerate(statements) if any(id(n) in wanted for n in iter_nodes(s.node))]
     first, last = at[0], at[-1]
+    same = _imported_alike(statements)
     # A definition hoisted above code that used another binding of its name would change what that code
-    # sees: only a name bound once in the file is hoisted.
-    bindings = Counter(name for s in statements for name in s.binds)
+    # sees: only a name bound once in the file (or only by imports of one thing) is hoisted.
+    bindings = Counter(name for s in statements for name in s.binds - same)
     moved = {i for i in range(first, len(statements))
-             if not statements[i].definition or any(bindings[name] > 1 for name in statements[i].binds)}
+             if not statements[i].definition or any(bindings[name] > 1 for name in statements[i].binds - same)}
     while True:  # a definition after the first start stays (hoisted) unless it needs what moves
-        bound = set().union(*(statements[i].binds for i in moved))
+        kept = set().union(*(s.binds for i, s in enumerate(statements) if i not in moved))
+        # a name imported again under the guard is the one imported above it
+        bound = set().union(*(statements[i].binds for i in moved)) - (same & kept)
         more = {i for i in range(first, len(statements)) if i not in moved
                 and (statements[i].reads | statements[i].binds) & bound}
         if not more:
@@ -91,8 +94,14 @@ def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
     if reason:
         return reason
     hoisted = [statements[i].node for i in range(first, len(statements)) if i not in moved]
+    slot = _blank_prefix(_leading(statements[first].node))  # the blank lines above the first start
+    if hoisted:  # the first hoisted statement takes the first start's place
+        own = _leading(hoisted[0])
+        hoisted[0] = hoisted[0].with_changes(leading_lines=max(slot, _blank_prefix(own), key=len) + own[len(_blank_prefix(own)):])
     before = hoisted[-1] if hoisted else module.body[first - 1] if first else None
-    guard = _guard(module, [statements[i].node for i in sorted(moved)], isinstance(before, (cst.FunctionDef, cst.ClassDef)))
+    above = [cst.EmptyLine(indent=False)] * (2 if isinstance(before, (cst.FunctionDef, cst.ClassDef)) else 1) if hoisted or \
+        isinstance(before, (cst.FunctionDef, cst.ClassDef)) else slot
+    guard = _guard(module, [statements[i].node for i in sorted(moved)], above)
     edits = [Edit(statements[first].node, cst.FlattenSentinel([*hoisted, guard]))]
     edits += [Edit(statements[i].node, cst.RemovalSentinel.REMOVE) for i in range(first + 1, len(statements))]
     line = f" ({len(hoisted)} definition{'s' if len(hoisted) > 1 else ''} after it kept above the guard)" if hoisted else ""
@@ -100,6 +109,30 @@ def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
                f"`if __name__ == \"__main__\":`{line}; unsafe: names other modules import from this one move under "
                "the guard, and what the moved code changes through a method call the workers do not see",
                tuple(edits))
+
+
+def _imported_alike(statements: list[_Statement]) -> set[str]:
+    """The names every binding of which imports the same thing (a notebook's cells import again)."""
+    found: dict[str, set[str | None]] = {}
+    for statement in statements:
+        imported = _import_targets(statement.node)
+        for name in statement.binds:
+            found.setdefault(name, set()).add(imported.get(name))
+    return {name for name, targets in found.items() if len(targets) == 1 and None not in targets}
+
+
+def _import_targets(node: cst.BaseStatement) -> dict[str, str]:
+    """An import line's names, each with what it binds it to."""
+    found: dict[str, str] = {}
+    for small in node.body if isinstance(node, cst.SimpleStatementLine) else ():
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                dotted = alias.evaluated_name
+                found[alias.evaluated_alias or dotted.split(".")[0]] = dotted if alias.evaluated_alias else dotted.split(".")[0]
+        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            source = "." * len(small.relative) + (cst.Module([]).code_for_node(small.module) if small.module else "")
+            found.update((alias.evaluated_alias or alias.evaluated_name, f"{source}:{alias.evaluated_name}") for alias in small.names)
+    return found
 
 
 def _unsound(statements: list[_Statement], moved: set[int], last: int, bound: set[str]) -> str:
@@ -126,10 +159,9 @@ def _label(statement: _Statement) -> str:
     return "a module-level lambda or generator"
 
 
-def _guard(module: cst.Module, moved: list[cst.BaseStatement], after_definition: bool) -> cst.If:
-    """``if __name__ == "__main__":`` over ``moved``, an existing guard's body spliced in. The blank
-    lines above the first statement go above the guard (two after a definition), and blank lines
-    between the statements stay blank rather than indented."""
+def _guard(module: cst.Module, moved: list[cst.BaseStatement], above: list[cst.EmptyLine]) -> cst.If:
+    """``if __name__ == "__main__":`` over ``moved``, an existing guard's body spliced in, with ``above``
+    over it; blank lines between the statements stay blank rather than indented."""
     body: list[cst.BaseStatement] = []
     for node in moved:
         if isinstance(node, cst.If) and main_guard(node.test) and node.orelse is None and isinstance(node.body, cst.IndentedBlock):
@@ -140,11 +172,14 @@ def _guard(module: cst.Module, moved: list[cst.BaseStatement], after_definition:
     body = [node.with_changes(leading_lines=[line.with_changes(indent=False) if line.comment is None else line
                                              for line in _leading(node)]) for node in body]
     lines = _leading(body[0])
-    blank = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
-    body[0] = body[0].with_changes(leading_lines=lines[blank:])
-    above = [cst.EmptyLine(indent=False)] * 2 if after_definition else lines[:blank]
+    body[0] = body[0].with_changes(leading_lines=lines[len(_blank_prefix(lines)):])
     test = cst.parse_expression('__name__ == "__main__"', config=module.config_for_parsing)
     return cst.If(test=test, body=cst.IndentedBlock(body=body), leading_lines=above)
+
+
+def _blank_prefix(lines: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """The blank lines before the first comment line."""
+    return lines[:next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))]
 
 
 def _leading(node: cst.BaseStatement) -> list[cst.EmptyLine]:

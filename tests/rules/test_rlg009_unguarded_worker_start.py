@@ -144,6 +144,17 @@ def test_a_redefinition_moves_with_the_code_that_sees_the_first_definition():
     assert "first = scale(1)" in fixed[guard:] and "second = scale(1)" in fixed[guard:]
 
 
+@pytest.mark.parametrize("source, fixed", [("torchrl.envs", True), ("my_envs", False)])
+def test_a_notebook_cell_that_imports_again_moves_no_name_the_workers_read(source, fixed):
+    code = FACTORY + f"env = ParallelEnv(2, make_env)\nfrom {source} import PendulumEnv\nenv.rollout(3)\n"
+    found = check_source(code, select=["RLG009"])
+    assert (found[0].fix is not None) is fixed, found[0].remedy  # the same class: make_env reads what it read
+    if fixed:
+        assert fix_source(code, unsafe=True, select=["RLG009"]).endswith(
+            "from torchrl.envs import PendulumEnv\n\nif __name__ == \"__main__\":\n"
+            "    env = ParallelEnv(2, make_env)\n    env.rollout(3)\n")
+
+
 def test_the_finding_names_the_function_and_what_it_builds():
     found = check_source(FLAGGED["switched-on"], select=["RLG009"])
     assert found[0].message.startswith("`get_collectors(...)`, which builds a `MultiSyncCollector`,")
