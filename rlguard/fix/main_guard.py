@@ -74,39 +74,47 @@ def plan(module: cst.Module, starts: Sequence[cst.CSTNode]) -> Fix | str:
     wanted = {id(node) for node in starts}
     statements = [_facts(node) for node in module.body]
     at = [i for i, s in enumerate(statements) if any(id(n) in wanted for n in iter_nodes(s.node))]
-    first, last = at[0], at[-1]
+    moved, bound = _to_move(statements, at[0])
+    reason = _unsound(statements, moved, at[-1], bound)
+    return reason or _fix(module, statements, at[0], moved)
+
+
+def _to_move(statements: list[_Statement], first: int) -> tuple[set[int], set[str]]:
+    """The statements to put under the guard, and the names they bind that nothing kept binds alike:
+    everything from ``first`` on but the definitions that need none of it."""
     same = _imported_alike(statements)
     # A definition hoisted above code that used another binding of its name would change what that code
     # sees: only a name bound once in the file (or only by imports of one thing) is hoisted.
     bindings = Counter(name for s in statements for name in s.binds - same)
     moved = {i for i in range(first, len(statements))
              if not statements[i].definition or any(bindings[name] > 1 for name in statements[i].binds - same)}
-    while True:  # a definition after the first start stays (hoisted) unless it needs what moves
+    while True:
         kept = set().union(*(s.binds for i, s in enumerate(statements) if i not in moved))
         # a name imported again under the guard is the one imported above it
         bound = set().union(*(statements[i].binds for i in moved)) - (same & kept)
         more = {i for i in range(first, len(statements)) if i not in moved
                 and (statements[i].reads | statements[i].binds) & bound}
         if not more:
-            break
+            return moved, bound
         moved |= more
-    reason = _unsound(statements, moved, last, bound)
-    if reason:
-        return reason
+
+
+def _fix(module: cst.Module, statements: list[_Statement], first: int, moved: set[int]) -> Fix:
+    """The hoisted definitions in the first start's place, then the guard over the moved statements."""
     hoisted = [statements[i].node for i in range(first, len(statements)) if i not in moved]
     slot = _blank_prefix(_leading(statements[first].node))  # the blank lines above the first start
-    if hoisted:  # the first hoisted statement takes the first start's place
+    if hoisted:
         own = _leading(hoisted[0])
         hoisted[0] = hoisted[0].with_changes(leading_lines=max(slot, _blank_prefix(own), key=len) + own[len(_blank_prefix(own)):])
     before = hoisted[-1] if hoisted else module.body[first - 1] if first else None
-    above = [cst.EmptyLine(indent=False)] * (2 if isinstance(before, (cst.FunctionDef, cst.ClassDef)) else 1) if hoisted or \
-        isinstance(before, (cst.FunctionDef, cst.ClassDef)) else slot
+    after_definition = isinstance(before, (cst.FunctionDef, cst.ClassDef))
+    above = [cst.EmptyLine(indent=False)] * (2 if after_definition else 1) if hoisted or after_definition else slot
     guard = _guard(module, [statements[i].node for i in sorted(moved)], above)
     edits = [Edit(statements[first].node, cst.FlattenSentinel([*hoisted, guard]))]
     edits += [Edit(statements[i].node, cst.RemovalSentinel.REMOVE) for i in range(first + 1, len(statements))]
-    line = f" ({len(hoisted)} definition{'s' if len(hoisted) > 1 else ''} after it kept above the guard)" if hoisted else ""
+    kept = f" ({len(hoisted)} definition{'s' if len(hoisted) > 1 else ''} after it kept above the guard)" if hoisted else ""
     return Fix("unsafe", "Put the module-level code from the first worker start on under "
-               f"`if __name__ == \"__main__\":`{line}; unsafe: names other modules import from this one move under "
+               f"`if __name__ == \"__main__\":`{kept}; unsafe: names other modules import from this one move under "
                "the guard, and what the moved code changes through a method call the workers do not see",
                tuple(edits))
 
@@ -128,7 +136,7 @@ def _import_targets(node: cst.BaseStatement) -> dict[str, str]:
         if isinstance(small, cst.Import):
             for alias in small.names:
                 dotted = alias.evaluated_name
-                found[alias.evaluated_alias or dotted.split(".")[0]] = dotted if alias.evaluated_alias else dotted.split(".")[0]
+                found[alias.evaluated_alias or dotted.split(".")[0]] = dotted  # ``import a.b`` also loads a.b
         elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
             source = "." * len(small.relative) + (cst.Module([]).code_for_node(small.module) if small.module else "")
             found.update((alias.evaluated_alias or alias.evaluated_name, f"{source}:{alias.evaluated_name}") for alias in small.names)
@@ -146,7 +154,8 @@ def _unsound(statements: list[_Statement], moved: set[int], last: int, bound: se
                     "which the code to move binds or changes: a worker running it would not see that")
     defined = set().union(*(statements[i].defines for i in moved))
     for i in sorted(moved):
-        used = sorted(statements[i].reads & (defined - statements[i].defines)) if i <= last else []
+        own = statements[i].defines if statements[i].definition else set()  # a recursive function reads itself
+        used = sorted(statements[i].reads & (defined - own)) if i <= last else []
         if used:
             return (f"`{used[0]}` is defined in the code to move and used where the workers start: pickled "
                     "by name, a worker would not find it")

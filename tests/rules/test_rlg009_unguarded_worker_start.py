@@ -106,6 +106,10 @@ NO_FIX = {
     "moved-function-sent-to-the-workers": (
         COLLECTOR + FACTORY + "env = ParallelEnv(2, make_env)\nenv.reset()\n\n\ndef make_twin():\n    return env\n\n\n"
         "collector = MultiSyncCollector([make_twin], None, frames_per_batch=8)\n", "`make_twin`", "pickled by name"),
+    # the policy's class is defined in the block that starts the workers
+    "class-in-the-starting-block": (
+        COLLECTOR + FACTORY + "with open(__file__):\n    class Policy:\n        pass\n\n"
+        "    collector = MultiSyncCollector([make_env] * 2, Policy(), frames_per_batch=8)\n", "`Policy`", "pickled by name"),
     "star-import": (FACTORY + "env = ParallelEnv(2, make_env)\nfrom my_helpers import *\nenv.rollout(3)\n",
                     "import *", "cannot list"),
 }
