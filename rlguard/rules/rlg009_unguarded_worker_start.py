@@ -7,7 +7,9 @@ from typing import NamedTuple
 
 from rlguard.engine.lazy import cst
 
+from rlguard.engine.findings import Fix
 from rlguard.engine.names import dotted_name
+from rlguard.fix.main_guard import main_guard, plan
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import MULTI_PROCESS_COLLECTORS
 
@@ -18,16 +20,6 @@ WORKER_CLASSES = MULTI_PROCESS_COLLECTORS | {"ParallelEnv"}
 LAZY_WORKER_CLASSES = frozenset({"ParallelEnv"})
 # Start methods under which a worker does not import the main module again.
 INHERITING_METHODS = frozenset({"fork"})
-
-
-def _main_guard(test: cst.BaseExpression) -> bool:
-    """``__name__ == "__main__"`` (either side)."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Equal)):
-        return False
-    sides = (test.left, test.comparisons[0].comparator)
-    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and \
-        any(isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides)
 
 
 def _literal(node: cst.BaseExpression) -> str | None:
@@ -91,12 +83,25 @@ class UnguardedWorkerStart(Rule):
         "notebooks or gallery pages hit this as soon as they are run as scripts."
     )
     fix_doc = (
-        "None. Moving the statements from the first such call on under a `__main__` guard changes what the "
-        "workers see: functions they run (an env factory, a policy's class) that read module-level names "
-        "bound in the moved code fail in the worker with `NameError`, and names other modules import from this "
-        "one disappear. The message says what to move and what to keep at module level; setting "
-        "`multiprocessing.set_start_method(\"fork\")` before torchrl is imported is the other remedy, where "
-        "fork is safe (Linux, no CUDA initialised in the parent)."
+        "Unsafe (`--unsafe-fixes`). The module-level statements from the first one that starts workers (itself "
+        "or through the functions it calls) to the end of the file go under one `if __name__ == \"__main__\":` "
+        "at the end (an existing guard among them is merged in). A spawned worker imports the module by name "
+        "and looks up there, by name, what it was sent: the functions and classes pickled by reference (an env "
+        "factory, a policy's class) and the module-level names their code reads. So what stays is decided from "
+        "names: a `def`, `class` or import after the first start stays at module level, above the guard, unless "
+        "it reads or rebinds a name the moved code binds, or its name is bound elsewhere in the file (then it "
+        "moves too). The fix is offered only when\n\n"
+        "- no function, lambda or generator that stays at module level reads, when it runs, a name the moved "
+        "code binds, rebinds, deletes or changes in place (`x = ...`, `x += ...`, `x.a = ...`, `x[i] = ...`): "
+        "a worker running it would not find the name, or would see its old value;\n"
+        "- no function or class defined in the moved code is used up to the last statement that starts workers: "
+        "pickled by name, a worker would not find it;\n"
+        "- the moved code has no `from ... import *`, whose names cannot be listed.\n\n"
+        "Otherwise the finding stays without a fix, and its remedy names the function and the name in the way. "
+        "It is unsafe because names other modules import from this one move under the guard, and a change the "
+        "moved code makes through a method call (`config.update(...)`) is not seen by the workers. Setting "
+        "`multiprocessing.set_start_method(\"fork\")` before torchrl is imported is the other remedy, where fork "
+        "is safe (Linux, no CUDA initialised in the parent)."
     )
     tokens = (("Collector", "ParallelEnv"),)
     # A module of torchrl or tensordict is imported, never run as the program whose module level spawns.
@@ -116,10 +121,21 @@ class UnguardedWorkerStart(Rule):
     )
     invalid = (
         Example("from torchrl.collectors import MultiaSyncDataCollector\n\n"
-                "collector = MultiaSyncDataCollector([make_env] * 2, policy, frames_per_batch=64)\n",
-                target="0.12", message="starts workers"),
+                "collector = MultiaSyncDataCollector([make_env] * 2, policy, frames_per_batch=64)\n"
+                "for batch in collector:\n    train(batch)\n\n\ndef train(batch):\n    ...\n",
+                fixed="from torchrl.collectors import MultiaSyncDataCollector\n\n\ndef train(batch):\n    ...\n\n\n"
+                "if __name__ == \"__main__\":\n"
+                "    collector = MultiaSyncDataCollector([make_env] * 2, policy, frames_per_batch=64)\n"
+                "    for batch in collector:\n        train(batch)\n",
+                unsafe=True, target="0.12", message="starts workers",
+                note="The definitions after it stay at module level, above the guard."),
         Example("import torchrl.envs\n\nenv = torchrl.envs.ParallelEnv(2, make_env)\nenv.rollout(10)\n",
-                message="at module level"),
+                fixed="import torchrl.envs\n\nif __name__ == \"__main__\":\n    env = torchrl.envs.ParallelEnv(2, make_env)\n"
+                "    env.rollout(10)\n", unsafe=True, message="at module level"),
+        Example("from torchrl.envs import ParallelEnv\n\n\ndef make_env():\n    return GymEnv(name)\n\n\n"
+                "env = ParallelEnv(2, make_env)\nname = \"Pendulum-v1\"\nenv.rollout(10)\n",
+                message="starts workers",
+                note="No fix: the env factory the workers run reads `name`, which would move under the guard."),
     )
 
     def __init__(self, ctx) -> None:
@@ -156,7 +172,7 @@ class UnguardedWorkerStart(Rule):
         self._functions.pop()
 
     def visit_If(self, node: cst.If) -> None:
-        self._guards += _main_guard(node.test)
+        self._guards += main_guard(node.test)
         self._branches.append([node.test, False, node.orelse])
 
     def visit_Else(self, node: cst.Else) -> None:
@@ -164,7 +180,7 @@ class UnguardedWorkerStart(Rule):
             self._branches[-1][1] = True
 
     def leave_If(self, node: cst.If) -> None:
-        self._guards -= _main_guard(node.test)
+        self._guards -= main_guard(node.test)
         self._branches.pop()
 
     def _switch(self) -> Switch | None:
@@ -242,9 +258,15 @@ class UnguardedWorkerStart(Rule):
                 name = call.func.value  # type: ignore[attr-defined]  # a Name, by ``visit_Call``
                 self._calls.append((call, f"`{name}(...)`, which builds a `{built}`,"))
         self._calls += [(call, what) for call, name, before, what in self._lazy if name in self._reads[before:]]
-        for call, what in self._calls:
+        if not self._calls:
+            return
+        planned = plan(node, [call for call, _ in self._calls])
+        fix = planned if isinstance(planned, Fix) else None
+        why_not = "" if fix else f"No automatic fix: {planned}. "
+        for call, what in self._calls:  # one fix moves them all
             self.report(call, f"{what} starts workers at module level: each `spawn`ed worker re-runs this module and fails",
-                        remedy=("torchrl starts them with `spawn`, so each imports this module again, runs this line "
+                        fix=fix,
+                        remedy=(f"{why_not}torchrl starts them with `spawn`, so each imports this module again, runs this line "
                                 "and fails while the parent waits for it: put the module-level code from here on under `if __name__ == \"__main__\":` (or in "
                                 "a `main()` called there), keeping at module level the functions and classes the "
                                 "workers run and the names they read; or call "

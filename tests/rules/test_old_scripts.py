@@ -38,14 +38,6 @@ SCRIPTS = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".py") or os.path
 BLOCKED: dict[str, str] = {}
 # Scripts rlguard does not fix whole yet, with what is missing.
 KNOWN_GAPS: dict[str, str] = {
-    "coding_dqn_v0_2.py": "every torchrl sets the `spawn` start method unless the program chose one (0.0.5-0.10 in "
-                          "torchrl/__init__.py, 0.11 on through `_get_default_mp_start_method`), and the tutorial "
-                          "builds its MultiaSyncDataCollector at module level (`get_collector(...)`) with no "
-                          "`__main__` guard: each spawned worker re-runs the script and fails, and the parent waits "
-                          "for it (the run ends at the time limit). RLG009 flags the call with no automatic fix: "
-                          "moving the code from it on under a guard is right only if nothing the workers unpickle "
-                          "is defined or bound in the moved code, which the source does not show; done by hand "
-                          "(the module-level code from `stats = get_norm_stats()` on under the guard) it runs",
     "ppo_v0_1": "after the fix (NormalParamWrapper rewritten, the v0.1 spec keys moved, min/max renamed) the script "
                 "stops in GAE: its value network is the value head (`actor_critic.get_value_head()`, in_keys "
                 "`common_features`), which only the actor writes. torchrl 0.1's GAE ran it on "
@@ -93,7 +85,7 @@ OWN_RELEASE: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # A script that has not ended by then counts as failed (an exception with ParallelEnv workers alive can hang).
 TIMEOUT_S = 300
-# A known gap must still fail after the fix; one that fails by hanging (``coding_dqn_v0_2``'s spawned workers)
+# A known gap must still fail after the fix; one that fails by hanging (spawned workers that re-run the script)
 # has shown it well before the full limit.
 GAP_TIMEOUT_S = 90
 # One thread per process: a script's env workers and its trainer each take every core otherwise, and on a

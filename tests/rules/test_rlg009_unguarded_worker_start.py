@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from rlguard.testing import check_source
+from rlguard.testing import check_source, fix_source
 
 FACTORY = "from torchrl.envs import ParallelEnv, PendulumEnv\n\n\ndef make_env():\n    return PendulumEnv()\n\n\n"
 
@@ -71,13 +71,92 @@ NEAR_MISSES = {
 @pytest.mark.parametrize("name", sorted(FLAGGED))
 def test_flagged(name):
     found = check_source(FLAGGED[name], select=["RLG009"])
-    assert len(found) == 1 and found[0].fix is None, name
+    assert len(found) == 1 and found[0].fix is not None and found[0].fix.applicability == "unsafe", name
     assert "`spawn`" in found[0].message and '__name__ == "__main__"' in found[0].remedy
 
 
 @pytest.mark.parametrize("name", sorted(NEAR_MISSES))
 def test_near_misses_are_silent(name):
     assert not check_source(NEAR_MISSES[name], select=["RLG009"]), name
+
+
+@pytest.mark.parametrize("name", sorted(NEAR_MISSES))
+def test_near_misses_are_left_as_they_are(name):
+    assert fix_source(NEAR_MISSES[name], unsafe=True, select=["RLG009"]) == NEAR_MISSES[name], name
+
+
+COLLECTOR = "from torchrl.collectors import MultiSyncCollector\n"
+# Each moves a binding that what stays needs: the finding stands, its remedy says why there is no fix.
+NO_FIX = {
+    # a function the workers may run reads a name bound only in the code to move
+    "kept-function-reads-a-moved-name": (
+        COLLECTOR + FACTORY + "def log(batch):\n    logger.append(batch)\n\n\n"
+        "collector = MultiSyncCollector([make_env] * 2, None, frames_per_batch=8)\nlogger = []\n"
+        "for batch in collector:\n    log(batch)\n", "`log`", "`logger`"),
+    # ... or a name the code to move rebinds, or changes in place (the workers would see the old value)
+    "kept-function-reads-a-rebound-name": (
+        COLLECTOR + "from torchrl.envs import PendulumEnv\n\nsettings = {}\n\n\n"
+        "def make_env():\n    return PendulumEnv(**settings)\n\n\n"
+        "collector = MultiSyncCollector([make_env] * 2, None, frames_per_batch=8)\nsettings[\"device\"] = \"cpu\"\n",
+        "`make_env`", "`settings`"),
+    "lambda-reads-a-moved-name": (
+        "from torchrl.envs import ParallelEnv, PendulumEnv\n\nmake_env = lambda: PendulumEnv(device=device)\n"
+        "env = ParallelEnv(2, make_env)\ndevice = \"cpu\"\nenv.rollout(3)\n", "lambda", "`device`"),
+    # a factory that reads the moved ParallelEnv moves too, and the collector sends it by name
+    "moved-function-sent-to-the-workers": (
+        COLLECTOR + FACTORY + "env = ParallelEnv(2, make_env)\nenv.reset()\n\n\ndef make_twin():\n    return env\n\n\n"
+        "collector = MultiSyncCollector([make_twin], None, frames_per_batch=8)\n", "`make_twin`", "pickled by name"),
+    # the policy's class is defined in the block that starts the workers
+    "class-in-the-starting-block": (
+        COLLECTOR + FACTORY + "with open(__file__):\n    class Policy:\n        pass\n\n"
+        "    collector = MultiSyncCollector([make_env] * 2, Policy(), frames_per_batch=8)\n", "`Policy`", "pickled by name"),
+    "star-import": (FACTORY + "env = ParallelEnv(2, make_env)\nfrom my_helpers import *\nenv.rollout(3)\n",
+                    "import *", "cannot list"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_FIX))
+def test_no_fix_where_what_stays_needs_what_moves(name):
+    source, *said = NO_FIX[name]
+    found = check_source(source, select=["RLG009"])
+    assert found and all(f.fix is None for f in found), name
+    assert all(part in found[0].remedy for part in ("No automatic fix", *said)), found[0].remedy
+    assert fix_source(source, unsafe=True, select=["RLG009"]) == source
+
+
+def test_the_fix_keeps_definitions_above_and_merges_an_existing_guard():
+    source = (COLLECTOR + FACTORY + "collector = MultiSyncCollector([make_env] * 2, None, frames_per_batch=8)\n"
+              "# count what comes\nseen = 0\n\n\ndef size(batch):\n    return batch.numel()\n\n\n"
+              "def report():\n    print(seen)\n\n\nif __name__ == \"__main__\":\n    for batch in collector:\n"
+              "        seen += size(batch)\n    report()\n")
+    fixed = fix_source(source, unsafe=True, select=["RLG009"])
+    assert fixed == (COLLECTOR + FACTORY + "def size(batch):\n    return batch.numel()\n\n\n"
+                     "if __name__ == \"__main__\":\n    collector = MultiSyncCollector([make_env] * 2, None, frames_per_batch=8)\n"
+                     "    # count what comes\n    seen = 0\n\n\n    def report():\n        print(seen)\n\n\n"
+                     "    for batch in collector:\n        seen += size(batch)\n    report()\n")
+    assert not check_source(fixed, select=["RLG009"])
+    assert fix_source(source, unsafe=False, select=["RLG009"]) == source
+
+
+def test_a_redefinition_moves_with_the_code_that_sees_the_first_definition():
+    source = (COLLECTOR + FACTORY + "def scale(x):\n    return x\n\n\n"
+              "collector = MultiSyncCollector([make_env] * 2, None, frames_per_batch=8)\nfirst = scale(1)\n\n\n"
+              "def scale(x):\n    return 2 * x\n\n\nsecond = scale(1)\n")
+    fixed = fix_source(source, unsafe=True, select=["RLG009"])
+    guard = fixed.index('if __name__ == "__main__":')
+    assert fixed.index("def scale(x):\n    return x") < guard < fixed.index("    def scale(x):\n        return 2 * x")
+    assert "first = scale(1)" in fixed[guard:] and "second = scale(1)" in fixed[guard:]
+
+
+@pytest.mark.parametrize("source, fixed", [("torchrl.envs", True), ("my_envs", False)])
+def test_a_notebook_cell_that_imports_again_moves_no_name_the_workers_read(source, fixed):
+    code = FACTORY + f"env = ParallelEnv(2, make_env)\nfrom {source} import PendulumEnv\nenv.rollout(3)\n"
+    found = check_source(code, select=["RLG009"])
+    assert (found[0].fix is not None) is fixed, found[0].remedy  # the same class: make_env reads what it read
+    if fixed:
+        assert fix_source(code, unsafe=True, select=["RLG009"]).endswith(
+            "from torchrl.envs import PendulumEnv\n\nif __name__ == \"__main__\":\n"
+            "    env = ParallelEnv(2, make_env)\n    env.rollout(3)\n")
 
 
 def test_the_finding_names_the_function_and_what_it_builds():
@@ -117,3 +196,45 @@ def test_the_flagged_program_fails_and_the_remedy_runs(tmp_path):
     assert _run(flagged, tmp_path) != 0
     assert _run(remedied, tmp_path) == 0
     assert _run(lazy, tmp_path) == 0
+
+
+# A tutorial's shape: the collector and the loop at module level, a helper defined between them.
+TUTORIAL = """\
+import torch
+from torchrl.collectors import MultiSyncCollector
+from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
+
+torch.set_num_threads(1)
+SEED = 3
+
+
+def make_env():
+    env = ContinuousActionVecMockEnv()
+    env.set_seed(SEED)
+    return env
+
+
+collector = MultiSyncCollector([make_env], None, frames_per_batch=8, total_frames=16)
+frames = 0
+
+
+def size(batch):
+    return batch.numel()
+
+
+for batch in collector:
+    frames += size(batch)
+collector.shutdown()
+assert frames == 16, frames
+"""
+
+
+@pytest.mark.slow  # the fixed program spawns a worker that imports torchrl
+def test_the_fixed_tutorial_runs(tmp_path):
+    pytest.importorskip("torchrl")
+    fixed = fix_source(TUTORIAL, unsafe=True, select=["RLG009"])
+    assert 'if __name__ == "__main__":\n    collector = MultiSyncCollector(' in fixed
+    assert fixed.index("def size(") < fixed.index("if __name__")  # the worker finds what it needs by name
+    assert not check_source(fixed, select=["RLG009"])
+    assert _run(TUTORIAL, tmp_path) != 0  # the worker fails re-running the collector's line
+    assert _run(fixed, tmp_path) == 0
