@@ -22,7 +22,8 @@ from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
 from rlguard.rules import changed_defaults
 from rlguard.rules.base import Option, Rule
-from rlguard.rules.data import CHANGED_DEFAULTS, FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF, REMOVED_API, ApiChange
+from rlguard.rules.data import (CHANGED_DEFAULTS, FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF,
+                                REMOVED_API, ApiChange, ChangedDefault)
 from rlguard.rules.removed_api_calls import (dict_key_rename, keyword_rename, last_module, operator_rewrite, string_keys,
                                              wrapper_rewrite)
 
@@ -129,7 +130,7 @@ class RemovedApiRule(Rule):
         self._attributes: list[tuple[cst.Attribute, ApiChange, list[Edit]]] = []
         self._exported: set[str] = set()  # names in the module's ``__all__``
         self._references: list[ForwardReference] = []  # types spelled in annotation strings
-        self._defaults: dict[str, list] = {}  # class name -> its changed defaults
+        self._defaults: dict[str, list[ChangedDefault]] = {}  # class name -> its changed defaults
         for default in CHANGED_DEFAULTS if self.judges_defaults else ():
             self._defaults.setdefault(default.cls, []).append(default)
         self._default_uses: list[changed_defaults.DefaultUse] = []
