@@ -81,7 +81,9 @@ def texts(use: DefaultUse, dated: ApiChange, target: tuple[int, ...]) -> tuple[s
 
 
 def fix(use: DefaultUse) -> Fix | None:
-    """Pass the old value: as the keyword, or with ``set_keys`` right after the line building the loss."""
+    """Pass the old value: as the keyword, or with ``set_keys`` right after the line building the loss (an edit
+    that keeps the line first: the fixer composes it with other fixes inside the line, such as a keyword made
+    keyword-only, whose edit would otherwise win and leave the file undated on the next pass)."""
     change = use.change
     value = cst.parse_expression(change.old)
     if change.kind == "parameter":

@@ -121,6 +121,15 @@ def test_an_old_discrete_sac_loss_gets_its_old_key_back():
     assert fix_source(fixed, unsafe=True, select=SELECT) == fixed  # nothing left to flag
 
 
+def test_the_key_is_set_beside_the_fixes_inside_the_line():
+    """``DiscreteSACLoss(actor, qvalue, 2)``: ``num_actions`` is keyword-only from torchrl 0.2 too. The line that
+    ``set_keys`` follows is kept as the edits inside it leave it, so both fixes land in one pass (a later pass
+    would find the file no longer dated)."""
+    source = "from torchrl.objectives import DiscreteSACLoss\n\nloss = DiscreteSACLoss(actor, qvalue, 2)\n"
+    assert fix_source(source, unsafe=True, select=SELECT).endswith(
+        'loss = DiscreteSACLoss(actor, qvalue, num_actions=2)\nloss.set_keys(action_value="state_value")\n')
+
+
 @pytest.mark.parametrize("source, target", [
     (OLD_LOSS + "loss_module.set_keys(action_value='q')\n", None),  # the key is set explicitly
     (OLD_LOSS.replace("SoftUpdate(loss_module, 0.99)", "SoftUpdate(loss_module, eps=0.99)"), None),  # not dated
