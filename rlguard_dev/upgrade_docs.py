@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlguard.engine.target import known_releases
-from rlguard.rules.data import NEWEST_KNOWN_TORCHRL, REMOVED_API, ApiChange
+from rlguard.rules.data import CHANGED_DEFAULTS, NEWEST_KNOWN_TORCHRL, REMOVED_API, ApiChange, ChangedDefault
 
 INTRO = """\
 # Upgrading TorchRL code
@@ -61,6 +61,14 @@ this page is generated from the released wheels, not written by hand.
   0.6 on raises: TanhNormal has no analytical mode).
 - Unsafe entries: the fix renames, and the message (the table's *note*) says what else to change, such as
   `dtype=torch.int64` for `UnboundedDiscreteTensorSpec`.
+- A default that changed keeps its old value only in code written before the change: `ParallelEnv(...)` gets
+  `daemon=True` (its workers were daemonic up to torchrl 0.10; from 0.11 an env never closed keeps the
+  interpreter from exiting), and `loss = DiscreteSACLoss(...)` is followed by
+  `loss.set_keys(action_value="state_value")` (torchrl 0.1 read the Q-values there; 0.2 on read
+  "action_value"). Both fixes are unsafe. When a file was written is read from its stale references: one that
+  fails from a release no later than the change's (here `torchrl.envs.vec_env`, gone from 0.2) shows the file
+  ran only before it. A file with none, a shim that covers both sides, or a pin whose lowest release is the
+  change's or later is left alone: modern code means the new default.
 - `module.set_recurrent_mode(True)` is [RLG002](rules/RLG002.md)'s: both of its fixes are unsafe and leave a
   comment that says what to check (a bare statement did nothing before 0.8 and is removed; a used value becomes
   the module itself); neither wraps calls in `with set_recurrent_mode(True):`, which raises on single steps.
@@ -112,7 +120,11 @@ only raises, so the enum member that reads it does), `spec-layout` (an `EnvBase`
 returned `self.<container>["<key>"]` reads another key of that container once `EnvBase` reads the old one no
 more; the old entry's new keys follow from the property's setters). A keyword's *removed* says when a call
 raises; an earlier release that took it through a `**kwargs` it never read is named in the note (it dropped
-the value without a word). A removed module's replacement is the newest module that
+the value without a word). *Defaults that changed* (`rlguard_dev/upgrade_defaults.py`) are found
+`hard-coded` (a constant of one release, `process.daemon = True`, that the next sets from a new constructor
+parameter with another default), `accepted-keys` (a loss's `_AcceptedKeys` field with a literal default that
+changed, read by the older release), or `review` (a key the older release hard-coded, written by hand with its
+reason and checked against both wheels). A removed module's replacement is the newest module that
 offers at least half of its public names; its fix applies where each use of the module takes one of them.
 """
 
@@ -166,4 +178,15 @@ def upgrading_page() -> str:
                       key=lambda c: (c.module, c.name))
         lines += [f"### {title}\n", "| API | deprecated | removed | replacement | fix | found; how; note |",
                   "| --- | --- | --- | --- | --- | --- |", *map(_row, rows), ""]
+    lines += ["### Defaults that changed\n", "| API | before | from | value from then on | fix | found; note |",
+              "| --- | --- | --- | --- | --- | --- |",
+              *map(_default_row, sorted(CHANGED_DEFAULTS, key=lambda d: (d.module, d.cls, d.name))), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _default_row(change: ChangedDefault) -> str:
+    what = f"`{change.module}.{change.cls}({change.name}=)`" if change.kind == "parameter" else \
+        f"`{change.module}.{change.cls}` key `{change.name}`"
+    note = change.note.replace("|", "\\|")
+    return (f"| {what} | `{change.old}` | {_version(change.changed_in)} | `{change.new}` | unsafe | "
+            f"{change.found}{'; ' + note if note else ''} |")

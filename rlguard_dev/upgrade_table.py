@@ -677,7 +677,7 @@ def missing_wheels(cache: str) -> list[str]:
 
 
 def build(cache: str, releases: dict[str, tuple[str, ...]] = RELEASES) -> dict:
-    from rlguard_dev import upgrade_changes  # it reads releases with this module's functions
+    from rlguard_dev import upgrade_changes, upgrade_defaults  # they read releases with this module's functions
 
     entries: list[dict] = []
     forwards: list[dict] = []
@@ -698,6 +698,7 @@ def build(cache: str, releases: dict[str, tuple[str, ...]] = RELEASES) -> dict:
         "entries": entries,
         "forwards": sorted(forwards, key=lambda f: (f["class"], f["class_argument"])),
         "holders": held,
+        "defaults": upgrade_defaults.changed_defaults(every["torchrl"]) if "torchrl" in every else [],
     }
 
 

@@ -20,7 +20,11 @@ def _replace() -> Callable[[dict[int, Edit]], cst.CSTTransformer]:
 
         def on_leave(self, original_node, updated_node):
             edit = self._edits.get(id(original_node))
-            return edit.new if edit is not None else updated_node
+            if edit is None:
+                return updated_node
+            if _keeps_node(edit):  # the node as the edits inside it left it, then what the edit adds
+                return cst.FlattenSentinel([updated_node, *edit.new.nodes[1:]])  # type: ignore[union-attr]
+            return edit.new
 
     return Replace
 
@@ -30,12 +34,18 @@ def non_overlapping(fixes: Sequence[Fix], module: cst.Module) -> list[Fix]:
     taken: set[int] = set()
     chosen = []
     for fix in fixes:
-        touched = {id(node) for edit in fix.edits for node in iter_nodes(edit.old)}
+        touched = {id(node) for edit in fix.edits for node in ((edit.old,) if _keeps_node(edit) else iter_nodes(edit.old))}
         if touched & taken:
             continue
         taken |= touched
         chosen.append(fix)
     return chosen
+
+
+def _keeps_node(edit: Edit) -> bool:
+    """An edit that keeps its node first and adds statements after it (``set_keys`` after the line building a
+    loss): it touches nothing inside the node, so it composes with the edits there."""
+    return isinstance(edit.new, cst.FlattenSentinel) and bool(edit.new.nodes) and edit.new.nodes[0] is edit.old
 
 
 def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:

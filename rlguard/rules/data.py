@@ -389,6 +389,27 @@ REMOVED_API = _load_removed_api()
 # (``distribution_kwargs`` into ``distribution_class``): (class argument, kwargs argument) pairs.
 FORWARDED_KEYWORDS: frozenset[tuple[str, str]] = frozenset(
     (f["class_argument"], f["kwargs_argument"]) for f in removed_api_table().get("forwards", ()))
+
+
+@dataclass(frozen=True)
+class ChangedDefault:
+    """A default that changed between releases (``rlguard_dev/upgrade_defaults.py``): code written for a release
+    before ``changed_in`` that relies on it means something else from then on."""
+
+    kind: str  # "parameter": a constructor keyword old code never passed; "tensor-key": a loss's key (``set_keys``)
+    module: str  # where users import the class from
+    cls: str
+    name: str  # the parameter or the ``_AcceptedKeys`` field
+    old: str  # the value before ``changed_in``, as Python source
+    new: str  # the value from ``changed_in`` on, as Python source
+    changed_in: tuple[int, ...]
+    found: str  # "hard-coded", "accepted-keys" or "review" (written by hand, with its reason in ``note``)
+    note: str
+
+
+CHANGED_DEFAULTS: tuple[ChangedDefault, ...] = tuple(
+    ChangedDefault(d["kind"], d["module"], d["class"], d["name"], d["old"], d["new"], _version(d["changed_in"]) or (0,),
+                   d["found"], d["note"]) for d in removed_api_table().get("defaults", ()))
 # Attributes through which the library's classes hold an instance of a class with removed members
 # (``space`` holds a ContinuousBox): class -> attribute names.
 MEMBER_HOLDERS: dict[str, tuple[str, ...]] = {

@@ -20,8 +20,10 @@ from rlguard.engine.annotations import ForwardReference, forward_references
 from rlguard.engine.names import dotted_name, loaded_names, module_of_import_from
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
+from rlguard.rules import changed_defaults
 from rlguard.rules.base import Option, Rule
-from rlguard.rules.data import FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF, REMOVED_API, ApiChange
+from rlguard.rules.data import (CHANGED_DEFAULTS, FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF,
+                                REMOVED_API, ApiChange, ChangedDefault)
 from rlguard.rules.removed_api_calls import (dict_key_rename, keyword_rename, last_module, operator_rewrite, string_keys,
                                              wrapper_rewrite)
 
@@ -82,6 +84,9 @@ class RemovedApiRule(Rule):
     # itself at its own version: its imports are right for it, and renaming them breaks it.
     library_copies = False
     owns: Callable[[ApiChange], bool]
+    # Reports the defaults that changed (``changed_defaults``) in files its stale references date before the
+    # change. No pre-filter token of its own: such a file holds a stale reference, whose tokens let it through.
+    judges_defaults: ClassVar[bool] = False
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -125,6 +130,13 @@ class RemovedApiRule(Rule):
         self._attributes: list[tuple[cst.Attribute, ApiChange, list[Edit]]] = []
         self._exported: set[str] = set()  # names in the module's ``__all__``
         self._references: list[ForwardReference] = []  # types spelled in annotation strings
+        self._defaults: dict[str, list[ChangedDefault]] = {}  # class name -> its changed defaults
+        for default in CHANGED_DEFAULTS if self.judges_defaults else ():
+            self._defaults.setdefault(default.cls, []).append(default)
+        self._default_uses: list[changed_defaults.DefaultUse] = []
+        self._keys_set: set[str] = set()  # keywords of any ``.set_keys(...)`` call in the file
+        self._line: cst.SimpleStatementLine | None = None  # the simple statement line being walked
+        self._stale: list[tuple[cst.CSTNode, Breaks, ApiChange]] = []  # uses that fail at the target
 
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
@@ -177,6 +189,8 @@ class RemovedApiRule(Rule):
         since = change.breaks_in if removed else change.deprecated_in
         raises = raises if removed and not self._only_ignored(change) else None
         breaks = Breaks(since, raises) if since is not None else None
+        if removed and breaks is not None and not requires:
+            self._stale.append((node, breaks, change))
         self.report(node, message, remedy=remedy, fix=fix, breaks=breaks, requires=requires)
 
     def _effect(self, node: cst.CSTNode, at_run_time: str) -> str:
@@ -322,8 +336,13 @@ class RemovedApiRule(Rule):
         elif change is None:
             self._check_member(node)
 
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
     def visit_Call(self, node: cst.Call) -> None:
         self._check_wrapper(node)
+        if self._defaults:
+            self._check_default(node)
         if isinstance(node.func, cst.Name):
             self._call_of[id(node.func)] = node
         self._check_positional(node)
@@ -342,6 +361,36 @@ class RemovedApiRule(Rule):
                 self._flag(keywords[keyword], change, self._member_message(change, what),
                            "TypeError", fix=self._keyword_fix(change, edits))
         self._check_forwarded(node, keywords)
+
+    def _check_default(self, node: cst.Call) -> None:
+        """A call of a torchrl class whose default changed, relying on it; ``.set_keys`` calls, which set a
+        loss's keys explicitly."""
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_keys":
+            self._keys_set.update(arg.keyword.value for arg in node.args if arg.keyword is not None)
+        callee = self.ctx.callee(node) or ""
+        for change in self._defaults.get(callee.rpartition(".")[2], ()) if callee.startswith("torchrl.") else ():
+            if change.kind == "parameter" and changed_defaults.relies_on_default(node, change):
+                self._default_uses.append(changed_defaults.DefaultUse(node, change))
+            elif change.kind == "tensor-key":
+                target = changed_defaults.assigned_target(self._line, node)
+                self._default_uses.append(changed_defaults.DefaultUse(node, change, self._line, target))
+
+    def _flag_changed_defaults(self) -> None:
+        """Each use relying on a default that changed, in a file its stale references date before the change."""
+        if not self._default_uses:
+            return
+        versions = self.ctx.versions
+        dated = changed_defaults.dated_by([c for node, breaks, c in self._stale if versions.stands(node, breaks)])
+        if dated is None:
+            return
+        for use in self._default_uses:
+            change = use.change
+            if self.ctx.target < change.changed_in or (dated.breaks_in or (0,)) > change.changed_in \
+                    or (self.ctx.lowest is not None and self.ctx.lowest >= change.changed_in) \
+                    or (change.kind == "tensor-key" and change.name in self._keys_set):
+                continue
+            message, remedy = changed_defaults.texts(use, dated, self.ctx.target)
+            self.report(use.call, message, remedy=remedy, fix=changed_defaults.fix(use), breaks=Breaks(change.changed_in))
 
     def _check_positional(self, node: cst.Call) -> None:
         """``SoftUpdate(loss_module, 0.99)`` where ``eps`` became keyword-only: the argument gets its name."""
@@ -558,6 +607,11 @@ class RemovedApiRule(Rule):
         self._flag_wrappers()
         self._flag_steps()
         self._flag_module_imports()
+        self._leave_imports_and_uses()
+        self._flag_changed_defaults()  # last: the stale references above date the file
+
+    def _leave_imports_and_uses(self) -> None:
+        """Imports of old names with their uses, ``module.<old name>``, and names only a star import gave."""
         # Uses of a from-imported old name are renamed with its import, in one fix. Reported here:
         # whether the code runs only for a type checker is known once the walk is done.
         for statement, alias, change, module in self._imported:

@@ -24,6 +24,10 @@ class RemovedApi(RemovedApiRule):
         "about it or whose constructor no longer takes it, each call of a class whose constructor only raises, "
         "and an enum member that raises with a class the file, or a project module it imports from, uses "
         "(`ExplorationType.MODE` with `TanhNormal`). "
+        "In a file written for a release before a default changed (one of its stale references fails from that "
+        "release or earlier), each use that relies on the old default: `ParallelEnv(...)` without `daemon=` "
+        "(daemonic workers up to 0.10, not from 0.11) and a `DiscreteSACLoss` whose Q-value key was "
+        "\"state_value\" up to 0.1 (\"action_value\" from 0.2). "
         "The table behind it is generated from every release's wheel from the first on; "
         "[the upgrade guide](../upgrading.md) renders it. With the `preview` option, names that are "
         "deprecated at the target but not yet removed are flagged too, with the version that removes them."
@@ -53,7 +57,10 @@ class RemovedApi(RemovedApiRule):
         "arguments (`torch.nn.Sequential` passes one input and one output between modules, and `net`'s state_dict "
         "keys change); and for "
         "`ExplorationType.MODE` in a file using `TanhNormal` or importing from a project module that does, "
-        "which becomes `DETERMINISTIC`. No fix where upstream names no replacement, for removed methods and "
+        "which becomes `DETERMINISTIC`. Unsafe for a default that changed: the old value is passed "
+        "(`daemon=True`; `loss.set_keys(action_value=\"state_value\")` after the line building the loss), only "
+        "where a stale reference dates the file before the change and no pin bounds the code to releases from "
+        "the change on: modern code means the new default. No fix where upstream names no replacement, for removed methods and "
         "keywords without a successor, and for a wrapper call passing more than the policy and keywords the "
         "module takes: the message says what to write."
     )
@@ -63,6 +70,9 @@ class RemovedApi(RemovedApiRule):
                 note="Before 0.11 the old spec names still exist (deprecated: the `preview` option flags them)."),
         Example("from my_project.specs import CompositeSpec\n\nspec = CompositeSpec()\n",
                 note="A class of the same name from another package is not torchrl's."),
+        Example("from torchrl.envs import ParallelEnv, PendulumEnv\n\nenv = ParallelEnv(2, PendulumEnv)\n",
+                note="Nothing dates the file before torchrl 0.11, whose workers are not daemonic: the new "
+                     "default is what it means."),
     )
     invalid = (
         Example(
@@ -127,5 +137,16 @@ class RemovedApi(RemovedApiRule):
             message="raises RuntimeError",
             note="A wrapper whose constructor only raises: the policy followed by the module, on a clone of its spec.",
         ),
+        Example(
+            "from torchrl.envs import ParallelEnv, PendulumEnv\nfrom torchrl.modules import SafeProbabilisticSequential\n\n"
+            "env = ParallelEnv(2, PendulumEnv)\n",
+            fixed="from torchrl.envs import ParallelEnv, PendulumEnv\nfrom torchrl.modules import SafeProbabilisticSequential\n\n"
+            "env = ParallelEnv(2, PendulumEnv, daemon=True)\n",
+            unsafe=True,
+            message="defaults to `daemon=False` since torchrl 0.11",
+            note="`SafeProbabilisticSequential` is gone from torchrl 0.1: the file was written before 0.11, when "
+                 "workers were daemonic (an env never closed let the program end). The fix passes the old default.",
+        ),
     )
     owns = staticmethod(_not_collector)
+    judges_defaults = True

@@ -45,14 +45,6 @@ KNOWN_GAPS: dict[str, str] = {
                 "next value came from the current features); 0.14's GAE stacks the root's and the next step's inputs "
                 "and refuses keys only one has. No removed API: a person must pass "
                 "`actor_critic.get_value_operator()` (with it, the fixed script runs)",
-    "discrete_sac_v0_1": "two changes of v0.2.0 and v0.11 no rule knows (the release wheels show each; "
-                         "`SoftUpdate(loss_module, eps)`, `eps` keyword-only since 0.2.0, is fixed): `DiscreteSACLoss` "
-                         "read the Q-values at the hard-coded key \"state_value\" up to 0.1.1 and at "
-                         "`tensor_keys.action_value` (default \"action_value\") since 0.2.0, so the loss gets None "
-                         "from the script's ValueOperator (fix: `loss_module.set_keys(action_value=\"state_value\")`); "
-                         "ParallelEnv's workers were daemonic up to 0.10 and are not since 0.11 (new `daemon=False` "
-                         "argument), so the sanity-check env the script never closes keeps the interpreter from "
-                         "exiting (fix: `daemon=True`). With the two by hand it runs to its end",
     "rl4co_routing_v0_1": "three changes of 0.2.0 on EnvBase subclasses no rule knows (the release wheels show "
                           "each): `self.input_spec = ...` (a setter up to 0.1.1; since 0.2.0 it only raises \"input_spec is protected.\"; "
                           "here `state_spec`), `self.device = ...` (a plain attribute up to 0.1.1; since 0.2.0 its setter only raises "
