@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlguard.rules.base import Example
-from rlguard.rules.data import COLLECTOR_RENAMES, ApiChange
+from rlguard.rules.data import COLLECTOR_RENAMES, REMOVED_API, ApiChange
 from rlguard.rules.removed_api import RemovedApiRule
 
 
@@ -22,8 +22,11 @@ class RemovedApi(RemovedApiRule):
         "...), each read of a key torchrl 0.1's spec containers had (`specs[\"input_spec\"][\"action\"]`), "
         "and each use of a removed method or keyword of a public class whose last release warned "
         "about it or whose constructor no longer takes it, each call of a class whose constructor only raises, "
-        "and an enum member that raises with a class the file, or a project module it imports from, uses "
-        "(`ExplorationType.MODE` with `TanhNormal`). "
+        "an enum member that raises with a class the file, or a project module it imports from, uses "
+        "(`ExplorationType.MODE` with `TanhNormal`), an assignment `self.<attr> = ...` in a class deriving "
+        "from one whose property setter now refuses every value (`EnvBase.device`, `EnvBase.input_spec`; in "
+        "`__init__` before the constructor stores a device, the first value is taken), and a `_step` of an "
+        "`EnvBase` subclass that returns its output under `\"next\"`, which `step` adds itself since 0.2. "
         "The table behind it is generated from every release's wheel from the first on; "
         "[the upgrade guide](../upgrading.md) renders it. With the `preview` option, names that are "
         "deprecated at the target but not yet removed are flagged too, with the version that removes them."
@@ -53,7 +56,13 @@ class RemovedApi(RemovedApiRule):
         "arguments (`torch.nn.Sequential` passes one input and one output between modules, and `net`'s state_dict "
         "keys change); and for "
         "`ExplorationType.MODE` in a file using `TanhNormal` or importing from a project module that does, "
-        "which becomes `DETERMINISTIC`. No fix where upstream names no replacement, for removed methods and "
+        "which becomes `DETERMINISTIC`; for `self.device = d`, rewritten as `self.to(d)`, as upstream's message "
+        "says (it also moves the specs and the module's tensors to `d`), under `if d is not None:` unless `d` is a "
+        "string or a `torch.device(...)` (the old attribute took None, `to` refuses it); for `self.input_spec = spec`, rewritten "
+        "as `self.state_spec = spec` (torchrl 0.1's `input_spec` held the action too, under `\"action\"`: an "
+        "entry of that name must go to `action_spec`); and for a `_step` returning `TensorDict({\"next\": "
+        "{...}}, ...)`, the literal loses its `\"next\"` level and the method's reads of `out[\"next\"]` "
+        "become `out` (not rewritten when the method reads what it returns otherwise). No fix where upstream names no replacement, for removed methods and "
         "keywords without a successor, and for a wrapper call passing more than the policy and keywords the "
         "module takes: the message says what to write."
     )
@@ -63,6 +72,17 @@ class RemovedApi(RemovedApiRule):
                 note="Before 0.11 the old spec names still exist (deprecated: the `preview` option flags them)."),
         Example("from my_project.specs import CompositeSpec\n\nspec = CompositeSpec()\n",
                 note="A class of the same name from another package is not torchrl's."),
+        Example("from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, device):\n"
+                "        super().__init__(batch_size=[])\n        self.device = device\n",
+                note="The first value, before the constructor stores one (none was passed), is taken."),
+        Example("from torch import nn\n\n\nclass Net(nn.Module):\n    def _reset(self, device):\n"
+                "        self.device = device\n"),
+        Example("from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
+                "    def __init__(self, spec):\n        super().__init__(device=\"cpu\")\n"
+                "        self.observation_spec = spec\n\n    def _step(self, td):\n"
+                "        return TensorDict({\"obs\": td[\"obs\"], \"next_obs\": {\"a\": 1}}, td.shape)\n",
+                note="Modern code: the device given to the constructor, specs set through their properties, and "
+                     "`_step`'s entries at the root."),
     )
     invalid = (
         Example(
@@ -127,5 +147,34 @@ class RemovedApi(RemovedApiRule):
             message="raises RuntimeError",
             note="A wrapper whose constructor only raises: the policy followed by the module, on a clone of its spec.",
         ),
+        Example(
+            "from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, spec):\n"
+            "        super().__init__(device=\"cpu\")\n        self.input_spec = spec\n",
+            fixed="from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, spec):\n"
+            "        super().__init__(device=\"cpu\")\n        self.state_spec = spec\n",
+            unsafe=True,
+            message="`EnvBase.input_spec` refuses assignment",
+            note="A property whose setter refuses every value since 0.2: the property that holds the inputs now.",
+        ),
+        Example(
+            "from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def _reset(self, td):\n"
+            "        self.device = td.device\n        return td\n",
+            fixed="from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def _reset(self, td):\n"
+            "        if td.device is not None:\n            self.to(td.device)\n        return td\n",
+            unsafe=True,
+            message="call `self.to(...)` instead",
+        ),
+        Example(
+            "from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
+            "    def _step(self, td):\n        return TensorDict({\"next\": {\"obs\": td[\"obs\"]}}, td.shape)\n",
+            fixed="from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
+            "    def _step(self, td):\n        return TensorDict({\"obs\": td[\"obs\"]}, td.shape)\n",
+            unsafe=True,
+            message="the keys land under",
+            note="`_step`'s output moved to the root in 0.2 (`step` nests it).",
+        ),
     )
     owns = staticmethod(_not_collector)
+    # A subclass of an environment class whose setter refuses assignment, or whose ``_step`` output
+    # moved, may name neither the class nor the attribute's owner: its bases decide (any linted file).
+    class_roots = frozenset(c.name.split(".")[0] for c in REMOVED_API if c.kind in ("setter", "returns"))
