@@ -508,7 +508,7 @@ class RemovedApiRule(Rule):
             attr = self.ctx.is_self_attr(target.target)
             for change in self._setters.get(attr or "", ()):
                 owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
-                if not self._state(change) or self._first_value(attr or "", change) \
+                if not self._state(change) or self._first_value(node, attr or "", change) \
                         or not may_derive_from(self.ctx.facts.classes, cls.qualname, _roots(owner, package)):
                     continue
                 assert isinstance(target.target, cst.Attribute)  # ``is_self_attr``
@@ -517,7 +517,7 @@ class RemovedApiRule(Rule):
                            requires=(DerivesFrom(cls.qualname, owner, package),))
                 break
 
-    def _first_value(self, attr: str, change: ApiChange) -> bool:
+    def _first_value(self, node: cst.Assign, attr: str, change: ApiChange) -> bool:
         """The setter takes a first value, before the constructor stores one (``once``), and this is it: an
         assignment in ``__init__`` with no ``super().__init__(<attr>=...)`` before it (which stores one)."""
         method = self.ctx.current_method()
@@ -525,7 +525,7 @@ class RemovedApiRule(Rule):
             return False
         for found in iter_nodes(method.body):
             if isinstance(found, cst.Assign) and any(self.ctx.is_self_attr(t.target) == attr for t in found.targets):
-                return True  # reached this assignment (or an earlier one) first
+                return found is node  # an earlier assignment took the first value
             if isinstance(found, cst.Call) and isinstance(found.func, cst.Attribute) \
                     and found.func.attr.value == "__init__" and isinstance(found.func.value, cst.Call) \
                     and dotted_name(found.func.value.func) == "super" \

@@ -97,6 +97,13 @@ def test_a_subclass_of_a_project_base_in_another_file_is_flagged():
         == source.replace("self.device = td.device", "if td.device is not None:\n            self.to(td.device)")
 
 
+def test_a_second_value_in_init_is_flagged():
+    source = ("from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, device):\n"
+              "        super().__init__(batch_size=[])\n        self.device = 'cpu'\n        self.device = device\n")
+    (finding,) = findings(source)
+    assert finding.line == 8
+
+
 def test_a_step_that_reads_its_output_otherwise_is_flagged_without_a_fix():
     source = ("from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
               "    def _step(self, td):\n        out = TensorDict({'next': {'obs': td['obs']}}, [])\n"
