@@ -25,14 +25,16 @@ def call_instead(line: cst.SimpleStatementLine, assign: cst.Assign, target: cst.
     value = cst.Name(names[-1].value) if names else assign.value
     if guard and not _plain(value):
         return None
-    call: cst.BaseStatement = cst.SimpleStatementLine(
-        [cst.Expr(cst.Call(cst.Attribute(target.value, cst.Name(method)), [cst.Arg(value)]))])
+    # The line's own comment stays with the call.
+    call: cst.BaseStatement = line.with_changes(
+        body=[cst.Expr(cst.Call(cst.Attribute(target.value, cst.Name(method)), [cst.Arg(value)]))],
+        leading_lines=line.leading_lines if not others and not guard else [])
     if guard:
         test = cst.Comparison(value, [cst.ComparisonTarget(cst.IsNot(), cst.Name("None"))])
-        call = cst.If(test, cst.IndentedBlock([call]))
+        call = cst.If(test, cst.IndentedBlock([call]), leading_lines=line.leading_lines if not others else [])
     if not others:
-        return Edit(line, call.with_changes(leading_lines=line.leading_lines))
-    kept = line.with_changes(body=[assign.with_changes(targets=others)])
+        return Edit(line, call)
+    kept = line.with_changes(body=[assign.with_changes(targets=others)], trailing_whitespace=cst.TrailingWhitespace())
     return Edit(line, cst.FlattenSentinel([kept, call]))
 
 

@@ -97,6 +97,12 @@ def test_a_subclass_of_a_project_base_in_another_file_is_flagged():
         == source.replace("self.device = td.device", "if td.device is not None:\n            self.to(td.device)")
 
 
+def test_the_rewritten_call_keeps_the_line_s_comments():
+    source = ("from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def _reset(self, td):\n"
+              "        # move first\n        self.device = 'cpu'  # the old way\n        return td\n")
+    assert fix_source(source, select=SELECT, unsafe=True) == source.replace("self.device = 'cpu'", "self.to('cpu')")
+
+
 def test_a_second_value_in_init_is_flagged():
     source = ("from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, device):\n"
               "        super().__init__(batch_size=[])\n        self.device = 'cpu'\n        self.device = device\n")
