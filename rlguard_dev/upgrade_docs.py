@@ -62,7 +62,9 @@ this page is generated from the released wheels, not written by hand.
   `self.state_spec = spec` (0.1's `input_spec` held the action too, under `"action"`: such an entry goes to
   `action_spec`); `self.output_spec = ...` and `TransformedEnv`'s `self.batch_size = ...` are only flagged.
   In `__init__`, `self.device = d` before the constructor stores a device is taken (the setter accepts a
-  first value) and not flagged.
+  first value) and not flagged. On an instance (`env.input_spec = spec`, `wrapped.batch_size = ...` of a
+  `TransformedEnv`), built by the class or by a project class deriving from it, the setters that take no
+  first value are flagged the same way.
 - A `_step` returning `TensorDict({{"next": {{...}}}}, ...)` in an `EnvBase` subclass (torchrl 0.1's layout;
   0.2 on, `step` nests the output under `"next"` itself) gets an unsafe rewrite: the literal loses its
   `"next"` level and the method's reads of `out["next"]` become `out`; a method that reads what it returns

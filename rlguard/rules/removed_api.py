@@ -26,6 +26,7 @@ from rlguard.rules.removed_api_calls import (dict_key_rename, keyword_rename, la
                                              wrapper_rewrite)
 from rlguard.rules.removed_api_envs import call_instead, nested_outputs
 from rlguard.engine.reach import may_derive_from
+from rlguard.engine.class_lookup import may_be_project
 
 # The class a wrapper's rewrite puts the policy and the module in, by rewrite kind: the policy before an
 # exploration module, or the wrapped network before the module that does the rest of the old wrapper's work.
@@ -502,6 +503,9 @@ class RemovedApiRule(Rule):
         value (torchrl's ``EnvBase``; the index decides): rewritten as the call upstream's message names
         (``self.to(d)``), or as an assignment of the property that now holds what it held (``state_spec``)."""
         cls = self.ctx.current_class
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and self.ctx.is_self_attr(target.target) is None:
+                self._check_instance_setter(target.target)
         if cls is None:
             return
         for target in node.targets:
@@ -516,6 +520,25 @@ class RemovedApiRule(Rule):
                            fix=self._setter_fix(node, target.target, change),
                            requires=(DerivesFrom(cls.qualname, owner, package),))
                 break
+
+    def _check_instance_setter(self, target: cst.Attribute) -> None:
+        """``env.input_spec = spec`` where ``env`` was built by the class (``TransformedEnv(...)``) or by a
+        project class deriving from it. A setter that takes a first value (``once``) is left alone: whether
+        the constructor stored one is not known here."""
+        built = self.ctx.built(target.value)
+        for change in self._setters.get(target.attr.value, ()) if built is not None else ():
+            owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
+            assert built is not None
+            callee = built.callee
+            own = callee.rpartition(".")[2] == owner and callee.split(".")[0] == package
+            if change.once or not self._state(change) or not (own or may_be_project(callee)):
+                continue
+            head, remedy = self._setter_message(change, target.attr.value)
+            receiver = dotted_name(target.value) or "the environment"
+            self._flag(target, change, (head.replace("`self.", f"`{receiver}.", 1), remedy.replace("`self.", f"`{receiver}.")),
+                       "RuntimeError", fix=self._setter_fix(None, target, change),
+                       requires=() if own else (DerivesFrom(callee, owner, package),))
+            break
 
     def _first_value(self, node: cst.Assign, attr: str, change: ApiChange) -> bool:
         """The setter takes a first value, before the constructor stores one (``once``), and this is it: an
@@ -550,11 +573,13 @@ class RemovedApiRule(Rule):
             remedy += " (the setter takes only a first value, before the constructor stores one)"
         return head, remedy + (f"; {change.note}" if change.note else "")
 
-    def _setter_fix(self, node: cst.Assign, target: cst.Attribute, change: ApiChange) -> Fix | None:
+    def _setter_fix(self, node: cst.Assign | None, target: cst.Attribute, change: ApiChange) -> Fix | None:
         new = change.new_name
         if change.fix == "none" or not new:
             return None
         if change.rewrite == "call":
+            if node is None:
+                return None
             edit = call_instead(self._line, node, target, new, not self._not_none(node.value)) \
                 if self._line is not None else None
             return Fix("unsafe", f"Call `.{new}(...)`", (edit,)) if edit is not None else None

@@ -110,6 +110,21 @@ def test_a_second_value_in_init_is_flagged():
     assert finding.line == 8
 
 
+def test_an_instance_is_flagged_where_its_class_refuses_every_value():
+    base = ("from torchrl.envs import EnvBase\n\n\nclass Base(EnvBase):\n    pass\n")
+    files = {"pkg/__init__.py": "", "pkg/base.py": base}
+    source = ("from torchrl.envs import EnvBase, TransformedEnv\nfrom pkg.base import Base\n\n"
+              "env = Base()\nenv.input_spec = spec\nwrapped = TransformedEnv(env)\nwrapped.batch_size = [4]\n"
+              "env.device = 'cpu'\n")
+    lines = {f.line: f.full_message for f in findings(source, extra_files=files)}
+    assert sorted(lines) == [5, 7] and "`env.input_spec = ...`" in lines[5] and "set `env.state_spec`" in lines[5]
+    assert "`TransformedEnv.batch_size` refuses assignment" in lines[7]
+    fixed = fix_source(source, select=SELECT, unsafe=True, extra_files=files)
+    assert fixed == source.replace("env.input_spec = spec", "env.state_spec = spec")
+    # A project class that is no environment: its instance is silent (the TransformedEnv still is one).
+    assert [f.line for f in findings(source, extra_files={**files, "pkg/base.py": "class Base:\n    pass\n"})] == [7]
+
+
 def test_a_step_that_reads_its_output_otherwise_is_flagged_without_a_fix():
     source = ("from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
               "    def _step(self, td):\n        out = TensorDict({'next': {'obs': td['obs']}}, [])\n"
