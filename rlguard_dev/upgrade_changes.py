@@ -14,6 +14,13 @@ Each entry says how it was found (``found``):
 - ``raises-attribute``: a distribution property whose body only raises (``TanhNormal.mode``); the
   ``InteractionType`` member of that value (``MODE``) then raises with that distribution, and the
   message's advice (``DETERMINISTIC``) is the replacement.
+- ``raising-setter``: a property of a public class whose setter refuses every value in the newest release,
+  where an earlier release let it be set (a plain attribute or a setter that stored it): ``obj.device = d``
+  on an environment. The replacement is the method its message says to call (``env.to(device)``), or for a
+  spec container the property that now sets what it held besides its moved keys (``input_spec``:
+  ``state_spec``).
+- ``step-output``: ``EnvBase.step`` read ``_step``'s output under ``"next"`` up to a release and takes it
+  whole as the next step from the following one: a ``_step`` returning ``{"next": {...}}`` nests it twice.
 - ``forwards`` (not an entry): a class that calls one constructor argument with another's items as
   keywords (``self.distribution_class(**self.distribution_kwargs)``): the keys of a dict literal passed
   as the second are keywords of the class passed as the first.
@@ -503,8 +510,10 @@ def amend(package: str, releases: list[Release], entries: list[dict],
             if (module, name) not in listed:
                 amended.append({"kind": "name", "package": package, "module": module, "name": name,
                                 "deprecated_in": None, "announced_removal": None, **raising[name]})
+    moves = spec_key_moves(releases) if package == "torchrl" else []
+    amended += refused_assignments(releases, moves)
     if package == "torchrl":
-        amended += raising_interactions(releases) + spec_key_moves(releases)
+        amended += raising_interactions(releases) + moves + step_output_moves(releases)
     return renamed_properties(releases, amended) + list(keywords.values())
 
 
@@ -572,3 +581,124 @@ def renamed_properties(releases: list[Release], entries: list[dict]) -> list[dic
             entry = {**entry, "fix": "safe"}
         amended.append(entry)
     return amended
+
+
+# ----- assignments a later release refuses -----
+# "device cannot be set. Call env.to(device) instead.": the method the message tells the caller to call.
+_CALL_INSTEAD = re.compile(r"\bcall\s+`?\w+\.(\w+)\(", re.IGNORECASE)
+
+
+def _refuses_every_value(setter: ast.FunctionDef) -> ast.Raise | None:
+    """The setter's ``raise`` when it ends in one and no test before it reads the assigned value: it
+    raises whatever is assigned. A guard on the stored state only (``if self._device is None: <store>;
+    return``) lets the first assignment through, before the constructor stores one."""
+    body = [s for s in setter.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    value = setter.args.args[1].arg if len(setter.args.args) > 1 else None
+    if not body or not isinstance(body[-1], ast.Raise) or value is None:
+        return None
+    tests = [n.test for s in body[:-1] for n in ast.walk(s) if isinstance(n, (ast.If, ast.IfExp, ast.While))]
+    reads = any(isinstance(n, ast.Name) and n.id == value for t in tests for n in ast.walk(t))
+    return None if reads else body[-1]
+
+
+def _guarded(setter: ast.FunctionDef) -> bool:
+    """Statements before the final ``raise`` (``_refuses_every_value`` let them through: they test no
+    value): a first value, before the constructor stores one, is taken."""
+    return len([s for s in setter.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]) > 1
+
+
+def _settable(classes: dict[str, tuple[str, ast.ClassDef]], name: str, attr: str) -> bool:
+    """``obj.<attr> = v`` worked on the class: the first property of that name along its bases has a
+    setter that does not refuse every value, or none of them has the property and one assigns
+    ``self.<attr>`` (a plain attribute)."""
+    chain = _bases(classes, name)
+    for base in chain:
+        node = classes[base][1]
+        if attr in _accessors(node, "getter"):
+            setter = _accessors(node, "setter").get(attr)
+            return setter is not None and _refuses_every_value(setter) is None
+    return any(isinstance(n, ast.Assign) and any(_self_attribute(t) == attr for t in n.targets)
+               for base in chain for n in ast.walk(classes[base][1]))
+
+
+def _container_home(node: ast.ClassDef, container: str, moves: list[dict]) -> str | None:
+    """The property that sets what a spec container held besides its moved keys: the newest class's
+    properties that read ``self.<container>["<key>"]`` and have a setter, by key; the keys the moved
+    entries went to (``full_action_spec``) left out, one key must remain (torchrl 0.2's
+    ``input_spec``: ``full_state_spec``, set through ``state_spec``)."""
+    moved = {m["path"][0] for m in moves if m["name"].split(".")[1] == container}
+    setters = _accessors(node, "setter")
+    by_key: dict[str, list[str]] = {}
+    for name, getter in _accessors(node, "getter").items():
+        for read_container, key in _self_subscripts(getter):
+            if read_container == container and key not in moved and name in setters:
+                by_key.setdefault(key, []).append(name)
+    if len(by_key) != 1:
+        return None
+    return min(next(iter(by_key.values())), key=len)
+
+
+def refused_assignments(releases: list[Release], moves: list[dict]) -> list[dict]:
+    """``obj.<attr> = v`` on a public class whose property setter refuses every value in the newest release,
+    where an earlier release let it be set (``_settable``): removed from the first release that refuses it.
+    The replacement is the method the message says to call (``env.to(device)``: ``kind`` "setter",
+    ``rewrite`` "call"), else, for a spec container whose keys moved (``moves``), the property that now
+    sets the rest (``_container_home``), else none."""
+    tables = [_classes(r) for r in releases]
+    newest = releases[-1]
+    homes = _newest_locations(newest)
+    entries = []
+    for name, (module, node) in sorted(tables[-1].items()):
+        for attr, setter in sorted(_accessors(node, "setter").items()):
+            raised = _refuses_every_value(setter)
+            if raised is None or attr.startswith("_"):
+                continue
+            refusing = [i for i, t in enumerate(tables) if name in t
+                        and (s := _accessors(t[name][1], "setter").get(attr)) is not None and _refuses_every_value(s)]
+            first = refusing[0]
+            if not all(i in refusing for i in range(first, len(tables)) if name in tables[i]) \
+                    or not any(_settable(t, name, attr) for t in tables[:first] if name in t):
+                continue
+            message = " ".join(_strings(raised))
+            called = _CALL_INSTEAD.search(message)
+            home = None if called else _container_home(node, attr, moves)
+            replacement = f"{name}.{called.group(1)}" if called else f"{name}.{home}" if home else None
+            public = [m for m in homes.get(name, []) if _is_public_module(m)]
+            keys = [f"`{m['replacement'].rpartition('.')[2]}`" for m in moves if m["name"].split(".")[1] == attr]
+            entries.append({
+                "kind": "setter", "package": "torchrl" if module.startswith("torchrl") else "tensordict",
+                "module": min(public, key=lambda m: (m.count("."), m)) if public else module,
+                "name": f"{name}.{attr}", "deprecated_in": None, "removed_in": _minor(releases[first].version),
+                "announced_removal": None, "replacement": replacement, "how": "message" if called else
+                "property" if home else "none", "found": "raising-setter", "fix": "unsafe" if replacement else "none",
+                **({"rewrite": "call"} if called else {}), **({"once": True} if _guarded(setter) else {}),
+                "note": f"upstream: \"{message}\"" + (f"; what it held is set through {', '.join(keys)}" + (f" and, for the rest, `{home}`" if home else "")
+                   if keys else "")})
+    return entries
+
+
+def step_output_moves(releases: list[Release]) -> list[dict]:
+    """``EnvBase._step``'s output: read under ``"next"`` by ``step`` (``out = self._step(td)`` then
+    ``out.get("next")``) up to a release, taken whole as the next step from the following one (torchrl 0.2
+    nests it itself: ``tensordict.set("next", self._step(tensordict))``). One entry (``kind``
+    "returns") with the release that changed; ``path`` is the key the output no longer has."""
+    nested: list[bool | None] = []  # None: no ``EnvBase.step`` in that release
+    for table in (_classes(r) for r in releases):
+        base = table.get(ENV_BASE)
+        step = next((s for s in base[1].body if isinstance(s, ast.FunctionDef) and s.name == "step"), None) \
+            if base is not None else None
+        if step is None:
+            nested.append(None)
+            continue
+        outputs = {t.id for s in ast.walk(step) if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+                   and _self_attribute(s.value.func) == "_step" for t in s.targets if isinstance(t, ast.Name)}
+        nested.append(any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get"
+                          and isinstance(n.func.value, ast.Name) and n.func.value.id in outputs and n.args
+                          and isinstance(n.args[0], ast.Constant) and n.args[0].value == "next" for n in ast.walk(step)))
+    changed = next((i for i in range(1, len(nested)) if nested[i] is False and nested[i - 1]), None)
+    if changed is None or any(nested[changed:]):
+        return []
+    return [{"kind": "returns", "package": "torchrl", "module": "torchrl.envs", "name": f"{ENV_BASE}._step",
+             "deprecated_in": None, "removed_in": _minor(releases[changed].version), "announced_removal": None,
+             "replacement": None, "how": "step", "found": "step-output", "fix": "unsafe", "path": ["next"],
+             "rewrite": "next-to-root"}]

@@ -55,6 +55,20 @@ this page is generated from the released wheels, not written by hand.
 - A key of torchrl 0.1's spec containers (`specs["input_spec"]["action"]`, `env.output_spec["observation"]`)
   is rewritten safely to where 0.2 on keep it (`["full_action_spec", "action"]`, `["full_observation_spec"]`)
   when it is read; a write is only flagged (the containers are locked: set `env.action_spec` instead).
+- An assignment a later release's property setter refuses, `self.<attr> = ...` in a class deriving (through
+  the project's own bases) from torchrl's `EnvBase`: `self.device = d` gets an unsafe rewrite to
+  `self.to(d)`, as upstream's message says (under `if d is not None:` unless `d` is a string or a
+  `torch.device(...)`: the old attribute took None); `self.input_spec = spec` gets an unsafe rewrite to
+  `self.state_spec = spec` (0.1's `input_spec` held the action too, under `"action"`: such an entry goes to
+  `action_spec`); `self.output_spec = ...` and `TransformedEnv`'s `self.batch_size = ...` are only flagged.
+  In `__init__`, `self.device = d` before the constructor stores a device is taken (the setter accepts a
+  first value) and not flagged. On an instance (`env.input_spec = spec`, `wrapped.batch_size = ...` of a
+  `TransformedEnv`), built by the class or by a project class deriving from it, the setters that take no
+  first value are flagged the same way.
+- A `_step` returning `TensorDict({{"next": {{...}}}}, ...)` in an `EnvBase` subclass (torchrl 0.1's layout;
+  0.2 on, `step` nests the output under `"next"` itself) gets an unsafe rewrite: the literal loses its
+  `"next"` level and the method's reads of `out["next"]` become `out`; a method that reads what it returns
+  otherwise is only flagged.
 - `TanhNormal`'s `min=`/`max=` are flagged from torchrl 0.6, whose constructor took them through `**kwargs`
   and dropped them without a word (the default bounds were used); 0.7 raises.
 - `ExplorationType.MODE` in a file that uses `TanhNormal` gets an unsafe fix to `DETERMINISTIC` (torchrl
@@ -118,7 +132,12 @@ parameter while warning), `signature` (a constructor keyword no later constructo
 taking `**kwargs`), `raises` (the constructor only raises), `raises-attribute` (a distribution attribute
 only raises, so the enum member that reads it does), `spec-layout` (an `EnvBase` spec property whose getter
 returned `self.<container>["<key>"]` reads another key of that container once `EnvBase` reads the old one no
-more; the old entry's new keys follow from the property's setters). A keyword's *removed* says when a call
+more; the old entry's new keys follow from the property's setters), `raising-setter` (a property whose
+setter refuses every value in the newest release, its last statement a `raise` and no test before it
+reading the value, where an earlier release let it be set: a setter that stored it, or a plain attribute;
+the replacement is the method the message says to call, or for a spec container the property that reads
+its one key no moved entry went to), `step-output` (`EnvBase.step` read `_step`'s output under `"next"`
+up to a release and takes it whole from the next one). A keyword's *removed* says when a call
 raises; an earlier release that took it through a `**kwargs` it never read is named in the note (it dropped
 the value without a word). *Defaults that changed* (`rlguard_dev/upgrade_defaults.py`) are found
 `hard-coded` (a constant of one release, `process.daemon = True`, that the next sets from a new constructor
@@ -140,7 +159,9 @@ def _row(change: ApiChange) -> str:
         note = "with " + ", ".join(f"`{c}`" for c in change.with_classes)
     if change.ignored_in:
         note = f"silently ignored from {_version(change.ignored_in)}" + (f"; {note}" if note else "")
-    if change.path:
+    if change.kind == "returns":
+        note = "returned at the root, no longer under `[" + "][".join(f'\"{k}\"' for k in change.path) + "]`"
+    elif change.path:
         note = "now under `[" + "][".join(f'\"{k}\"' for k in change.path) + "]`"
     if change.rewrite:
         note = f"rewritten {change.rewrite}" + (f"; {note}" if note else "")
@@ -172,7 +193,9 @@ def upgrading_page() -> str:
                 ("Deprecated keywords (flagged with `preview`)", "keyword", False),
                 ("Enum members that raise", "member", True),
                 ("Moved keys of the environment's spec containers", "key", True), ("Removed modules", "module", True),
-                ("Parameters made keyword-only", "positional", True))
+                ("Parameters made keyword-only", "positional", True),
+                ("Assignments a property's setter refuses", "setter", True),
+                ("Method outputs that moved", "returns", True))
     for title, kind, removed in sections:
         rows = sorted((c for c in REMOVED_API if c.kind == kind and (c.removed_in is not None) == removed),
                       key=lambda c: (c.module, c.name))

@@ -285,6 +285,9 @@ class ApiChange:
     path: tuple[str, ...] = ()
     provides: tuple[str, ...] = ()  # a module: its public names that its replacement module offers
     position: int = -1  # a parameter made keyword-only: how many positional parameters precede it
+    # A setter that refuses every value but a first one, before the constructor stores one
+    # (``EnvBase.device``: ``if self._device is None: <store>; return``).
+    once: bool = False
 
     @property
     def breaks_in(self) -> tuple[int, ...] | None:
@@ -373,7 +376,8 @@ def _load_removed_api() -> tuple[ApiChange, ...]:
             entry["how"], entry["fix"], entry.get("note", ""), entry.get("found", ""), entry.get("rewrite", ""),
             tuple(entry.get("old_parameters", ())), tuple(entry.get("new_parameters", ())),
             tuple(entry.get("with", ())), tuple(entry.get("aliases", ())), _version(entry.get("ignored_in")),
-            tuple(entry.get("path", ())), tuple(entry.get("provides", ())), entry.get("position", -1)))
+            tuple(entry.get("path", ())), tuple(entry.get("provides", ())), entry.get("position", -1),
+            entry.get("once", False)))
     # Collector names in the modules that defined them (private, so the generator skips them): RLG006
     # covered them before the table existed.
     for old, modules in COLLECTOR_OLD_NAME_MODULES.items():

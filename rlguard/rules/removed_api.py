@@ -26,6 +26,9 @@ from rlguard.rules.data import (CHANGED_DEFAULTS, FORWARDED_KEYWORDS, MEMBER_HOL
                                 REMOVED_API, ApiChange, ChangedDefault)
 from rlguard.rules.removed_api_calls import (dict_key_rename, keyword_rename, last_module, operator_rewrite, string_keys,
                                              wrapper_rewrite)
+from rlguard.rules.removed_api_envs import call_instead, nested_outputs
+from rlguard.engine.reach import may_derive_from
+from rlguard.engine.class_lookup import may_be_project
 
 # The class a wrapper's rewrite puts the policy and the module in, by rewrite kind: the policy before an
 # exploration module, or the wrapped network before the module that does the rest of the old wrapper's work.
@@ -54,6 +57,19 @@ class ClassUsedVia(Requirement):
     classes: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class DerivesFrom(Requirement):
+    """The project class ``qualname`` derives from the class ``root`` of ``package`` (any of its modules)."""
+
+    qualname: str
+    root: str
+    package: str
+
+
+def _roots(root: str, package: str) -> Callable[[str], bool]:
+    return lambda qualname: qualname.split(".")[0] == package and qualname.rpartition(".")[2] == root
+
+
 def _necessary_text(change: ApiChange) -> Token:
     """What any use of ``change`` this visitor can match spells out. A name is matched by its
     qualified name, resolved through this file's own imports, so the text holds both the name and
@@ -66,6 +82,8 @@ def _necessary_text(change: ApiChange) -> Token:
         return tuple(parts[1:])
     if change.kind == "positional":  # passed by position: only the callable is spelled
         return parts[0]
+    if change.kind in ("setter", "returns"):  # ``self.device = d`` in a subclass: the base class (or, through
+        return tuple(parts)  # ``class_roots``, a class deriving from it) and the attribute
     if change.kind == "name":
         parts.append(change.module.rpartition(".")[2])
     unique = tuple(dict.fromkeys(parts))
@@ -137,6 +155,11 @@ class RemovedApiRule(Rule):
         self._keys_set: set[str] = set()  # keywords of any ``.set_keys(...)`` call in the file
         self._line: cst.SimpleStatementLine | None = None  # the simple statement line being walked
         self._stale: list[tuple[cst.CSTNode, Breaks, ApiChange]] = []  # uses that fail at the target
+        self._setters: dict[str, list[ApiChange]] = {}  # attribute -> the classes whose setter refuses it
+        for change in owned:
+            if change.kind == "setter":
+                self._setters.setdefault(change.name.rpartition(".")[2], []).append(change)
+        self._returns = {c.name.rpartition(".")[2]: c for c in owned if c.kind == "returns"}  # method -> change
 
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
@@ -156,6 +179,9 @@ class RemovedApiRule(Rule):
             built = index.value_class(requirement.built, path, MODULE_METHODS_RETURNING_SELF)
             return {} if built is not None and built.startswith("torchrl.") \
                 and built.rpartition(".")[2] == requirement.wrapper else None
+        if isinstance(requirement, DerivesFrom):
+            roots = _roots(requirement.root, requirement.package)
+            return {} if index.derives_from(requirement.qualname, roots, near=path) else None
         if isinstance(requirement, ClassUsedVia):
             for module in requirement.modules:
                 for facts in index.module_files(module, path):
@@ -288,8 +314,13 @@ class RemovedApiRule(Rule):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._stored.add(id(node.target))
 
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stored.update(id(t.target) for t in node.targets)
+        if self._setters:
+            self._check_setters(node)
         # __all__ = ["SyncDataCollector", ...] at module level: the name is re-exported.
         if self.ctx.at_module_level and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
                                              for t in node.targets):
@@ -513,6 +544,126 @@ class RemovedApiRule(Rule):
                if len(change.path) == 1 and change.replacement else "")
             + ("; `env.<name>_spec = ...` sets a spec: the container is locked" if stored else "")),
             "KeyError", fix=fix)
+
+    # ----- environments -----
+    def _check_setters(self, node: cst.Assign) -> None:
+        """``self.device = d`` in a class that may derive from the class whose property now refuses every
+        value (torchrl's ``EnvBase``; the index decides): rewritten as the call upstream's message names
+        (``self.to(d)``), or as an assignment of the property that now holds what it held (``state_spec``)."""
+        cls = self.ctx.current_class
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and self.ctx.is_self_attr(target.target) is None:
+                self._check_instance_setter(target.target)
+        if cls is None:
+            return
+        for target in node.targets:
+            attr = self.ctx.is_self_attr(target.target)
+            for change in self._setters.get(attr or "", ()):
+                owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
+                if not self._state(change) or self._first_value(node, attr or "", change) \
+                        or not may_derive_from(self.ctx.facts.classes, cls.qualname, _roots(owner, package)):
+                    continue
+                assert isinstance(target.target, cst.Attribute)  # ``is_self_attr``
+                self._flag(target.target, change, self._setter_message(change, attr or ""), "RuntimeError",
+                           fix=self._setter_fix(node, target.target, change),
+                           requires=(DerivesFrom(cls.qualname, owner, package),))
+                break
+
+    def _check_instance_setter(self, target: cst.Attribute) -> None:
+        """``env.input_spec = spec`` where ``env`` was built by the class (``TransformedEnv(...)``) or by a
+        project class deriving from it. A setter that takes a first value (``once``) is left alone: whether
+        the constructor stored one is not known here."""
+        built = self.ctx.built(target.value)
+        for change in self._setters.get(target.attr.value, ()) if built is not None else ():
+            owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
+            assert built is not None
+            callee = built.callee
+            own = callee.rpartition(".")[2] == owner and callee.split(".")[0] == package
+            if change.once or not self._state(change) or not (own or may_be_project(callee)):
+                continue
+            head, remedy = self._setter_message(change, target.attr.value)
+            receiver = dotted_name(target.value) or "the environment"
+            self._flag(target, change, (head.replace("`self.", f"`{receiver}.", 1), remedy.replace("`self.", f"`{receiver}.")),
+                       "RuntimeError", fix=self._setter_fix(None, target, change),
+                       requires=() if own else (DerivesFrom(callee, owner, package),))
+            break
+
+    def _first_value(self, node: cst.Assign, attr: str, change: ApiChange) -> bool:
+        """The setter takes a first value, before the constructor stores one (``once``), and this is it: an
+        assignment in ``__init__`` with no ``super().__init__(<attr>=...)`` before it (which stores one)."""
+        method = self.ctx.current_method()
+        if not change.once or method is None or method.name.value != "__init__":
+            return False
+        for found in iter_nodes(method.body):
+            if isinstance(found, cst.Assign) and any(self.ctx.is_self_attr(t.target) == attr for t in found.targets):
+                return found is node  # an earlier assignment took the first value
+            if isinstance(found, cst.Call) and isinstance(found.func, cst.Attribute) \
+                    and found.func.attr.value == "__init__" and isinstance(found.func.value, cst.Call) \
+                    and dotted_name(found.func.value.func) == "super" \
+                    and any(a.keyword is not None and a.keyword.value == attr and dotted_name(a.value) != "None"
+                            for a in found.args):
+                return False
+        return True
+
+    def _setter_message(self, change: ApiChange, attr: str) -> tuple[str, str]:
+        owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
+        head = (f"`self.{attr} = ...` raises RuntimeError since {package} {_text(change.removed_in)}: "
+                f"`{owner}.{attr}` refuses assignment (the target is {_text(self.ctx.target)})")
+        new = change.new_name
+        if change.rewrite == "call":
+            remedy = (f"call `self.{new}(...)` instead, as upstream's message says (with a value that may be None, "
+                      f"which the old attribute took and `{new}` refuses, under `if value is not None:`)")
+        elif new:
+            remedy = f"set `self.{new}` instead"
+        else:
+            remedy = "upstream names no replacement"
+        if change.once:
+            remedy += " (the setter takes only a first value, before the constructor stores one)"
+        return head, remedy + (f"; {change.note}" if change.note else "")
+
+    def _setter_fix(self, node: cst.Assign | None, target: cst.Attribute, change: ApiChange) -> Fix | None:
+        new = change.new_name
+        if change.fix == "none" or not new:
+            return None
+        if change.rewrite == "call":
+            if node is None:
+                return None
+            edit = call_instead(self._line, node, target, new, not self._not_none(node.value)) \
+                if self._line is not None else None
+            return Fix("unsafe", f"Call `.{new}(...)`", (edit,)) if edit is not None else None
+        return Fix("unsafe", f"Set `{new}`", (Edit(target.attr, cst.Name(new)),))
+
+    def _not_none(self, value: cst.BaseExpression) -> bool:
+        """A string literal or a ``torch.device(...)`` call: never None, which the old attribute took
+        (``td.device`` of a TensorDict built without one) and ``to`` refuses."""
+        value = self.ctx.value_of(value)
+        return isinstance(value, (cst.SimpleString, cst.FormattedString)) or (
+            isinstance(value, cst.Call) and self.ctx.callee(value) == "torch.device")
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """``_step`` of a class that may derive from ``EnvBase`` returning ``TensorDict({"next": {...}})``."""
+        change = self._returns.get(node.name.value)
+        cls = self.ctx.current_class
+        if change is None or cls is None or not self._state(change) or not change.path \
+                or not (self.ctx.in_class_body() or self.ctx.current_method() is node):
+            return
+        owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
+        if not may_derive_from(self.ctx.facts.classes, cls.qualname, _roots(owner, package)):
+            return
+        key = change.path[0]
+        literals, edits = nested_outputs(node, key)
+        if not literals:
+            return
+        method = node.name.value
+        fix = Fix("unsafe", f"Return the entries at the root, not under \"{key}\"", tuple(edits)) if edits else None
+        remedy = (f"return the entries at the root (the literal without its \"{key}\" level) and read them there: "
+                  f"`out[\"{key}\"]` becomes `out`")
+        if edits is None:
+            remedy += f" (not rewritten: the function reads what it returns otherwise than under \"{key}\")"
+        self._flag(literals[0], change, (
+            f"`{method}` returns its output under \"{key}\", where `step` puts it itself since {package} "
+            f"{_text(change.removed_in)}: the keys land under (\"{key}\", \"{key}\") (the target is "
+            f"{_text(self.ctx.target)})", remedy), None, fix=fix, requires=(DerivesFrom(cls.qualname, owner, package),))
 
     def _check_enum_member(self, node: cst.Attribute) -> None:
         """``ExplorationType.MODE`` in a file that uses a class the member raises with (``TanhNormal``), or

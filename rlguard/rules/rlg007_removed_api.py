@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlguard.rules.base import Example
-from rlguard.rules.data import COLLECTOR_RENAMES, ApiChange
+from rlguard.rules.data import COLLECTOR_RENAMES, REMOVED_API, ApiChange
 from rlguard.rules.removed_api import RemovedApiRule
 
 
@@ -22,8 +22,12 @@ class RemovedApi(RemovedApiRule):
         "...), each read of a key torchrl 0.1's spec containers had (`specs[\"input_spec\"][\"action\"]`), "
         "and each use of a removed method or keyword of a public class whose last release warned "
         "about it or whose constructor no longer takes it, each call of a class whose constructor only raises, "
-        "and an enum member that raises with a class the file, or a project module it imports from, uses "
-        "(`ExplorationType.MODE` with `TanhNormal`). "
+        "an enum member that raises with a class the file, or a project module it imports from, uses "
+        "(`ExplorationType.MODE` with `TanhNormal`), an assignment `self.<attr> = ...` in a class deriving "
+        "from one whose property setter now refuses every value (`EnvBase.device`, `EnvBase.input_spec`; in "
+        "`__init__` before the constructor stores a device, the first value is taken; on an instance the class, or "
+        "a project class deriving from it, built, where the setter takes no first value), and a `_step` of an "
+        "`EnvBase` subclass that returns its output under `\"next\"`, which `step` adds itself since 0.2. "
         "In a file written for a release before a default changed (one of its stale references fails from that "
         "release or earlier), each use that relies on the old default: `ParallelEnv(...)` without `daemon=` "
         "(daemonic workers up to 0.10, not from 0.11) and a `DiscreteSACLoss` whose Q-value key was "
@@ -57,7 +61,13 @@ class RemovedApi(RemovedApiRule):
         "arguments (`torch.nn.Sequential` passes one input and one output between modules, and `net`'s state_dict "
         "keys change); and for "
         "`ExplorationType.MODE` in a file using `TanhNormal` or importing from a project module that does, "
-        "which becomes `DETERMINISTIC`. Unsafe for a default that changed: the old value is passed "
+        "which becomes `DETERMINISTIC`; for `self.device = d`, rewritten as `self.to(d)`, as upstream's message "
+        "says (it also moves the specs and the module's tensors to `d`), under `if d is not None:` unless `d` is a "
+        "string or a `torch.device(...)` (the old attribute took None, `to` refuses it); for `self.input_spec = spec`, rewritten "
+        "as `self.state_spec = spec` (torchrl 0.1's `input_spec` held the action too, under `\"action\"`: an "
+        "entry of that name must go to `action_spec`); and for a `_step` returning `TensorDict({\"next\": "
+        "{...}}, ...)`, the literal loses its `\"next\"` level and the method's reads of `out[\"next\"]` "
+        "become `out` (not rewritten when the method reads what it returns otherwise). Unsafe for a default that changed: the old value is passed "
         "(`daemon=True`; `loss.set_keys(action_value=\"state_value\")` after the line building the loss), only "
         "where a stale reference dates the file before the change and no pin bounds the code to releases from "
         "the change on: modern code means the new default. No fix where upstream names no replacement, for removed methods and "
@@ -73,6 +83,17 @@ class RemovedApi(RemovedApiRule):
         Example("from torchrl.envs import ParallelEnv, PendulumEnv\n\nenv = ParallelEnv(2, PendulumEnv)\n",
                 note="Nothing dates the file before torchrl 0.11, whose workers are not daemonic: the new "
                      "default is what it means."),
+        Example("from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, device):\n"
+                "        super().__init__(batch_size=[])\n        self.device = device\n",
+                note="The first value, before the constructor stores one (none was passed), is taken."),
+        Example("from torch import nn\n\n\nclass Net(nn.Module):\n    def _reset(self, device):\n"
+                "        self.device = device\n"),
+        Example("from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
+                "    def __init__(self, spec):\n        super().__init__(device=\"cpu\")\n"
+                "        self.observation_spec = spec\n\n    def _step(self, td):\n"
+                "        return TensorDict({\"obs\": td[\"obs\"], \"next_obs\": {\"a\": 1}}, td.shape)\n",
+                note="Modern code: the device given to the constructor, specs set through their properties, and "
+                     "`_step`'s entries at the root."),
     )
     invalid = (
         Example(
@@ -147,6 +168,35 @@ class RemovedApi(RemovedApiRule):
             note="`SafeProbabilisticSequential` is gone from torchrl 0.1: the file was written before 0.11, when "
                  "workers were daemonic (an env never closed let the program end). The fix passes the old default.",
         ),
+        Example(
+            "from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, spec):\n"
+            "        super().__init__(device=\"cpu\")\n        self.input_spec = spec\n",
+            fixed="from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, spec):\n"
+            "        super().__init__(device=\"cpu\")\n        self.state_spec = spec\n",
+            unsafe=True,
+            message="`EnvBase.input_spec` refuses assignment",
+            note="A property whose setter refuses every value since 0.2: the property that holds the inputs now.",
+        ),
+        Example(
+            "from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def _reset(self, td):\n"
+            "        self.device = td.device\n        return td\n",
+            fixed="from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def _reset(self, td):\n"
+            "        if td.device is not None:\n            self.to(td.device)\n        return td\n",
+            unsafe=True,
+            message="call `self.to(...)` instead",
+        ),
+        Example(
+            "from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
+            "    def _step(self, td):\n        return TensorDict({\"next\": {\"obs\": td[\"obs\"]}}, td.shape)\n",
+            fixed="from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
+            "    def _step(self, td):\n        return TensorDict({\"obs\": td[\"obs\"]}, td.shape)\n",
+            unsafe=True,
+            message="the keys land under",
+            note="`_step`'s output moved to the root in 0.2 (`step` nests it).",
+        ),
     )
     owns = staticmethod(_not_collector)
+    # A subclass of an environment class whose setter refuses assignment, or whose ``_step`` output
+    # moved, may name neither the class nor the attribute's owner: its bases decide (any linted file).
+    class_roots = frozenset(c.name.split(".")[0] for c in REMOVED_API if c.kind in ("setter", "returns"))
     judges_defaults = True

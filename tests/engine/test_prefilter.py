@@ -77,6 +77,15 @@ def _removed_uses(change) -> list[str]:
     if change.kind == "key":  # ``env.specs["input_spec"]["action"]`` of a torchrl environment
         _, container, key = change.name.split(".")
         return [f'from torchrl.envs import PendulumEnv\n\nenv = PendulumEnv()\nx = env.specs["{container}"]["{key}"]\n']
+    if change.kind == "setter":  # ``self.<attr> = ...`` in a subclass, direct or through a base of the file
+        owner, _, attr = change.name.rpartition(".")
+        body = f"    def _reset(self, td):\n        self.{attr} = td\n"
+        return [f"from {change.module} import {owner}\n\n\nclass E({owner}):\n{body}",
+                f"from {change.module} import {owner}\n\n\nclass B({owner}):\n    pass\n\n\nclass E(B):\n{body}"]
+    if change.kind == "returns":  # ``_step`` returning its output under "next"
+        owner, _, method = change.name.rpartition(".")
+        return [f"from tensordict import TensorDict\nfrom {change.module} import {owner}\n\n\nclass E({owner}):\n"
+                f"    def {method}(self, td):\n        return TensorDict({{'{change.path[0]}': {{'a': 1}}}}, [])\n"]
     owner, _, member = change.name.rpartition(".")
     package, _, tail = change.module.rpartition(".")
     # A parameter made keyword-only is passed by position; any other by keyword.

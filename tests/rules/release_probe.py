@@ -53,6 +53,10 @@ def answer(entry: dict) -> tuple[str, str]:
     _import_library(module.partition(".")[0])  # the library itself must import here
     if kind == "key":
         return _spec_key(entry), "spec read"
+    if kind == "setter":
+        return _setter(entry), "assigned"
+    if kind == "returns":
+        return _step_output(entry), "stepped"
     if kind == "module":
         return ("present" if _imports(f"{module}.{name}") else "absent"), "imported"
     owner, _, member = f"{module}.{name}".rpartition(".")
@@ -97,6 +101,68 @@ def _spec_key(entry: dict) -> str:
     except KeyError:
         return "absent"
     return "present"
+
+
+def _stub_env(spec: bool = False) -> Any:
+    """An ``EnvBase`` subclass with its abstract steps filled in, built on the CPU; with ``spec``, a
+    one-entry observation ``obs``, a one-entry action and reward."""
+    torch, data = importlib.import_module("torch"), importlib.import_module("torchrl.data")
+    envs = importlib.import_module("torchrl.envs")
+    composite = getattr(data, "Composite", None) or data.CompositeSpec
+    unbounded = getattr(data, "Unbounded", None) or data.UnboundedContinuousTensorSpec
+    tensordict = importlib.import_module("tensordict").TensorDict
+
+    def unused(*_args: Any, **_kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def reset(self: Any, td: Any = None, **_kwargs: Any) -> Any:
+        return tensordict({"obs": torch.zeros(1), "done": torch.zeros(1, dtype=torch.bool)}, [])
+
+    env = type("Env", (envs.EnvBase,), {"_reset": reset, "_step": unused, "_set_seed": lambda self, seed: seed})(
+        device="cpu")
+    if spec:
+        env.observation_spec = composite(obs=unbounded(shape=(1,)), shape=())
+        env.action_spec = unbounded(shape=(1,))
+        env.reward_spec = unbounded(shape=(1,))
+    return env
+
+
+def _setter(entry: dict) -> str:
+    """``obj.<attr> = <its own value>`` on a built instance of the entry's class (an ``EnvBase`` subclass,
+    or the class wrapping one): "absent" when the assignment raises."""
+    owner, _, attr = entry["name"].rpartition(".")
+    env = _stub_env()
+    if owner != "EnvBase":
+        env = getattr(importlib.import_module(entry["module"]), owner)(env)
+    value = getattr(env, attr)
+    try:
+        setattr(env, attr, value)
+    except Exception:
+        return "absent"
+    return "present"
+
+
+def _step_output(entry: dict) -> str:
+    """A ``_step`` returning its output under the entry's key (``"next"``): "present" when ``step`` gives
+    the entries where the old layout put them (``("next", "obs")``), "absent" otherwise."""
+    torch = importlib.import_module("torch")
+    tensordict = importlib.import_module("tensordict").TensorDict
+    key = entry["path"][0]
+    env = _stub_env(spec=True)
+
+    def step(self: Any, td: Any) -> Any:
+        return tensordict({key: {"obs": td["obs"] + 1, "reward": torch.ones(1),
+                                 "done": torch.zeros(1, dtype=torch.bool)}}, [])
+
+    type(env)._step = step
+    try:
+        td = env.reset()
+        td["action"] = torch.zeros(1)
+        out = env.step(td)
+        found = out.get(("next", "obs"))
+    except Exception:
+        return "absent"
+    return "present" if found is not None and float(found.reshape(-1)[0]) == 1.0 else "absent"
 
 
 def _positional(target: Any, parameter: str) -> str:

@@ -45,12 +45,6 @@ KNOWN_GAPS: dict[str, str] = {
                 "next value came from the current features); 0.14's GAE stacks the root's and the next step's inputs "
                 "and refuses keys only one has. No removed API: a person must pass "
                 "`actor_critic.get_value_operator()` (with it, the fixed script runs)",
-    "rl4co_routing_v0_1": "three changes of 0.2.0 on EnvBase subclasses no rule knows (the release wheels show "
-                          "each): `self.input_spec = ...` (a setter up to 0.1.1; since 0.2.0 it only raises \"input_spec is protected.\"; "
-                          "here `state_spec`), `self.device = ...` (a plain attribute up to 0.1.1; since 0.2.0 its setter only raises "
-                          "\"device cannot be set. Call env.to(device) instead.\"), and `_step`'s output: under "
-                          "\"next\" up to 0.1.1, at its root since 0.2.0 (`step` nests it). With these by hand it "
-                          "runs to its end",
 }
 # The environments' packages a script needs (the test extra: gymnasium with its classic-control and mujoco
 # extras): without them it is skipped, saying which is missing.
