@@ -367,9 +367,6 @@ class RemovedApiRule(Rule):
         elif change is None:
             self._check_member(node)
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._line = node
-
     def visit_Call(self, node: cst.Call) -> None:
         self._check_wrapper(node)
         if self._defaults:
