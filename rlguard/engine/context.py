@@ -263,11 +263,15 @@ class FileContext:
         """``summarised_callee``, and for a method called on an instance of a project class
         (``Evaluator(env).evaluate(policy)``, ``evaluator.evaluate(policy)``) the method as the index names
         it (``module.Evaluator.evaluate``, found along the class's MRO); None when not the project's."""
-        callee = self.summarised_callee(node)
-        if callee is None and isinstance(node.func, cst.Attribute):
-            cls = self.class_of(node.func.value)
-            callee = f"{cls}.{node.func.attr.value}" if cls is not None and may_be_project(cls) else None
+        callee = self.summarised_callee(node) or self._instance_method(node)
         return callee if callee is not None and may_be_project(callee) else None
+
+    def _instance_method(self, node: cst.Call) -> str | None:
+        """The method a call names on an instance of a project class (``evaluator.evaluate(policy)``)."""
+        if not isinstance(node.func, cst.Attribute):
+            return None
+        cls = self.class_of(node.func.value)
+        return f"{cls}.{node.func.attr.value}" if cls is not None and may_be_project(cls) else None
 
     def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
         """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
@@ -581,7 +585,7 @@ class FileContext:
         facts = self._flow_facts()
         if facts is None:
             return
-        callee = self.summarised_callee(node)
+        callee = self.summarised_callee(node) or self._instance_method(node)
         if callee is None:
             return
         sinks = self.sinks

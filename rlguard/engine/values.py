@@ -155,7 +155,12 @@ ITERATED = "<iterated>"  # a link of ``Returns.chain``: the value's items taken 
 # (``dataclasses.asdict(p)``, ``astuple``, ``vars(p)``, ``p.__dict__``, ``p._asdict()``).
 SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict", "fields")
 FIELDS = "fields"
-_ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
+# An argument kind that is no summary kind: "mixed", a tensor or a TensorDict, which of them unknown (a
+# reduction of a TensorDict's entry, ``td["next", "reward"].sum()``). A summary answers for it what it
+# answers for both kinds it may be (``either_kind``), so no rule needing one of them is misled.
+MIXED = "mixed"
+MIXED_AS = ("tensor", "tensordict")
+_ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict", "mixed": MIXED}
 _ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict")}
 
 
@@ -164,6 +169,14 @@ def arg_kind(value: ValueType) -> str | None:
     if value.kind == "holds" and value.container is not None:
         return "holds-dict" if value.container == "dict" else "holds-list"
     return _ARG_KINDS.get(value.kind)
+
+
+def either_kind(results: list[str | None]) -> str | None:
+    """What a summary gives for a "mixed" argument, from what it gives for each kind that may be
+    (``MIXED_AS``): their kind when they agree, "mixed" when each holds tensors, else unknown."""
+    if any(result not in _HOLDS_TENSORS for result in results):
+        return None
+    return results[0] if len(set(results)) == 1 else MIXED
 
 
 def _as_tensor(when: frozenset[Condition] | None) -> _Typed:
