@@ -32,6 +32,7 @@ from rlguard.engine.values import (
     ValueType,
     ArgKinds,
     arg_kind,
+    holds_tensors_argument,
 )
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def _fields_of(condition: Returns, value: ValueType | None, index: ProjectIndex,
 def _stores_tensors(index: ProjectIndex, qualname: str, args: tuple[tuple[int | str, str], ...], path: str) -> bool:
     """A call of the project class ``qualname`` passes a tensor-valued argument that a member stores
     (``self.loss = loss``, a dataclass field)."""
-    slots = {slot for slot, kind in args if kind != FIELDS}
+    slots = {slot for slot, kind in args if holds_tensors_argument(kind)}
     if not slots or index.get_class(qualname, path) is None:
         return False
     return any(fact.param is not None and slots & {fact.param, fact.position}

@@ -59,6 +59,10 @@ if TYPE_CHECKING:
 _CONTAINER_OPERATORS = {"list": ("Add", "Multiply"), "tuple": ("Add", "Multiply"), "dict": ("BitOr",), "set": ("BitOr",)}
 
 
+# What one item of a value is (``x[i]``, ``td["key"]``): an item of a TensorDict is an entry of it, a
+# tensor or a nested TensorDict (or non-tensor data); of a loss's output, a tensor.
+_ITEM_KINDS = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
+               "mixed": "mixed", "entry": "entry"}
 _COPIES = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.dict"})
 
 
@@ -169,6 +173,10 @@ class _Inference(LeafFinder, ClassLookup):
             receiver, method = called
             if method in _bulk_methods() and self.is_self_or_attr(receiver, env):
                 return self.bulk_type(receiver, method, env)
+            if method == "get":
+                read = self.entry_read(receiver, node, env, depth)
+                if read is not None:
+                    return read
             typed = self.typed(receiver, env, depth + 1)
             if typed is not None and typed[0].kind == "returned":  # a project call's result: the index follows on
                 return self.chained(typed, method, node, env, depth)
@@ -366,9 +374,18 @@ class _Inference(LeafFinder, ClassLookup):
             # A part of a tensor, or of a list whose every item is one (``sorted(xs)[:3]``), is the same
             # kind; a part of anything else may leave its tensors out. Never one item.
             return inner if inner[0].kind in ("tensor", "tensors", "tensordict") else None
-        element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
-                   "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
+        element = _ITEM_KINDS.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None
+
+    def entry_read(self, receiver: cst.BaseExpression, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        """``td.get(key)``, an entry read as ``td[key]`` reads it; with a default (which it may give
+        instead), unknown."""
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        inner = self.typed(receiver, env, depth + 1)
+        if inner is None or inner[0].kind not in ("tensordict", "losses"):
+            return None
+        return ValueType(_ITEM_KINDS[inner[0].kind]), inner[1]
 
 
 def _tensor_of(typed: _Typed) -> frozenset[Condition] | None:
