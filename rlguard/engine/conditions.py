@@ -76,16 +76,22 @@ def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> Val
     function = index.get_function(condition.qualname, path) if cls is None else None
     if function is not None and function.is_property != condition.attribute:
         return None  # a property called, or a method read without calling it
+    members: tuple[tuple[int | str, str], ...] = ()  # of the instance the first link is called on
     if cls is not None:
         value: ValueType | None = _project_instance(index, cls.qualname, cls.path)
+        members = _members_holding(index, cls.qualname, known_args(condition.args, index, path), path)
     else:
-        kind = index.returned_kind(condition.qualname, path, args=known_args(condition.args, index, path))
+        owner = condition.qualname.rpartition(".")[0]
+        args = known_args(condition.args, index, path) + _members_holding(
+            index, owner, known_args(condition.built, index, path), path)
+        kind = index.returned_kind(condition.qualname, path, args=args)
         container = index.returned_container(condition.qualname, path) if kind == "holds" else None
         value = ValueType(kind, container=container) if kind is not None else None
     for method, shape, args in condition.chain:
         if value is None:
             return None
-        value = _then_call(index, value, method, shape, known_args(args, index, path), path)
+        value = _then_call(index, value, method, shape, known_args(args, index, path) + members, path)
+        members = ()
     return value
 
 
@@ -115,6 +121,20 @@ def known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[in
         if kind:
             known.append((slot, kind))
     return tuple(known)
+
+
+def _members_holding(index: ProjectIndex, owner: str, built: tuple[tuple[int | str, str], ...],
+                     path: str) -> tuple[tuple[int | str, str], ...]:
+    """("self.<attr>", kind) for the members of an instance of the project class ``owner`` that store an
+    argument of a known kind (``built``) of the call that built it (``self.env = env`` of ``Evaluator(env)``)."""
+    if not built or index.get_class(owner, path) is None:
+        return ()
+    found: list[tuple[int | str, str]] = []
+    for _, cls in index.ancestry(owner, near=path):
+        for attr, assigned in cls.attrs.items() if cls is not None else ():
+            found += [(f"self.{attr}", kind) for slot, kind in built for fact in assigned
+                      if fact.param is not None and slot in (fact.param, fact.position)]
+    return tuple(found)
 
 
 def _fields_of(condition: Returns, value: ValueType | None, index: ProjectIndex, path: str) -> str | None:

@@ -133,6 +133,7 @@ class FileContext:
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
         self.parameter_kinds = True  # summaries try kinds for parameters (``Returned.given``)
+        self.assumed_members: dict[str, str] = {}  # ``self.<attr>`` -> the kind a summary takes it to hold
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below

@@ -13,6 +13,7 @@ tensor.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlguard.engine.lazy import cst
@@ -186,13 +187,13 @@ class _Inference(LeafFinder, ClassLookup):
                     return found, typed[1]
                 # ``net.weights()`` on a project class deriving from a library one: its own method's result.
                 if typed[0].project or not typed[1]:
-                    return self.project_call(f"{typed[0].project}.{method}", node, env, depth) \
+                    return self.project_call(f"{typed[0].project}.{method}", node, env, depth, receiver) \
                         if typed[0].project else None
             if method in _bulk_methods():
                 return self.bulk_type(receiver, method, env)
             owner = self.project_instance(receiver, env) if self.deferred else None
             if owner is not None:  # ``self.weights()``, ``Agent().weights()``: what the method returns
-                return self.project_call(f"{owner}.{method}", node, env, depth)
+                return self.project_call(f"{owner}.{method}", node, env, depth, receiver)
         inlined = self.inlined_call(node, env, depth)
         if inlined is not None:
             return inlined
@@ -236,12 +237,17 @@ class _Inference(LeafFinder, ClassLookup):
         found = self.method_type(cls, method, node) if cls is not None else None
         return (found, _CERTAIN) if found is not None else None
 
-    def project_call(self, qualname: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
+    def project_call(self, qualname: str, node: cst.Call, env: _Env, depth: int,
+                     receiver: cst.BaseExpression | None = None) -> _Typed:
         """What a call of a project function or method gives: asked of the complete index (deferred only),
-        with the kinds of the arguments it passes."""
+        with the kinds of the arguments it passes, and for a method, of those the call that built its
+        receiver passed (``Evaluator(env)``: the members storing them hold them)."""
         if not self.deferred or not may_be_project(qualname):
             return None
-        return ValueType("returned"), frozenset({Returns(qualname, self.arg_kinds(node, env, depth))})
+        built = self.ctx.value_of(receiver) if receiver is not None else None
+        built_kinds = self.arg_kinds(built, env, depth + 1) if isinstance(built, cst.Call) \
+            and self.ctx.callee(built) is not None else ()
+        return ValueType("returned"), frozenset({Returns(qualname, self.arg_kinds(node, env, depth), built=built_kinds)})
 
     def inlined_call(self, node: cst.Call, env: _Env, depth: int) -> _Typed:
         """Calling a name bound to a lambda (its body, with the parameters given the arguments' kinds) or
@@ -293,8 +299,7 @@ class _Inference(LeafFinder, ClassLookup):
         if len(conditions) != 1 or len(typed[1]) != 1 or len(conditions[0].chain) >= _MAX_CHAIN:
             return None
         first = conditions[0]
-        return ValueType("returned"), frozenset({Returns(first.qualname, first.args, first.chain + (link,),
-                                                         first.attribute)})
+        return ValueType("returned"), frozenset({replace(first, chain=first.chain + (link,))})
 
     def own_call(self, value: ValueType, node: cst.Call, env: _Env, depth: int) -> _Typed:
         """Calling an instance of a project class of this file that defines ``__call__``, or an ``nn.Module``
@@ -402,7 +407,7 @@ def _arithmetic_on_returned(operands: list[_Typed]) -> _Typed:
             if len(conditions) == 1 and len(typed[1]) == 1 and len(conditions[0].chain) < _MAX_CHAIN:
                 first = conditions[0]
                 return ValueType("returned"), frozenset(
-                    {Returns(first.qualname, first.args, first.chain + ((_ARITHMETIC, None, ()),))})
+                    {replace(first, chain=first.chain + ((_ARITHMETIC, None, ()),), attribute=False)})
     return None
 
 

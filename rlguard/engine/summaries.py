@@ -46,8 +46,50 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
                 found = _returned_kind(inference, node, {})
             if found in _HOLDS_TENSORS:
                 given += ((param, assumed, found),)
+    if kind is None and ctx.parameter_kinds:
+        given += _members_given(inference, node, ctx)
     return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given,
                     container_kind(ctx.value_of(node), ctx))
+
+
+def _members_given(inference: _Inference, node: cst.BaseExpression, ctx: FileContext) -> tuple[tuple[str, str, str], ...]:
+    """In a method, (``self.<attr>``, kind, what the return then is) for the members the class stores a
+    constructor's parameter in (``self.env = env``), given a value of a summary kind: what the return
+    gives for an instance built with such an argument (``Evaluator(env).run(policy)``)."""
+    members = _constructor_members(ctx)
+    self_name = ctx.self_name()
+    if not members or self_name is None or not _may_read_parameters(node, ctx, (self_name,)):
+        return ()
+    given: tuple[tuple[str, str, str], ...] = ()
+    for assumed in SUMMARY_KINDS:
+        with _assuming_members(ctx, dict.fromkeys(members, assumed)):  # all at once first: most give nothing
+            if _returned_kind(inference, node, {}) not in _HOLDS_TENSORS:
+                continue
+        for member in members:
+            with _assuming_members(ctx, {member: assumed}):
+                found = _returned_kind(inference, node, {})
+            if found in _HOLDS_TENSORS:
+                given += ((f"self.{member}", assumed, found),)
+    return given
+
+
+def _constructor_members(ctx: FileContext) -> list[str]:
+    """The members the class of the method being walked (seen so far) stores a constructor parameter in."""
+    cls = ctx.method_class()
+    if cls is None:
+        return []
+    return sorted(attr for attr, facts in cls.attrs.items() if any(fact.param is not None for fact in facts))[
+        :_MAX_SUMMARY_PARAMS]
+
+
+@contextmanager
+def _assuming_members(ctx: FileContext, kinds: dict[str, str]) -> Iterator[None]:
+    """Members of ``self`` taken, for a while, to hold values of these kinds (``FileContext.assumed_members``)."""
+    ctx.assumed_members = kinds
+    try:
+        yield
+    finally:
+        ctx.assumed_members = {}
 
 
 def _may_read_parameters(node: cst.BaseExpression, ctx: FileContext, params: tuple[str, ...]) -> bool:

@@ -83,6 +83,9 @@ class Returns:
     args: ArgKinds = ()
     chain: tuple[tuple[str, Shape, ArgKinds], ...] = ()
     attribute: bool = False  # ``qualname`` is read as an attribute (a property), not called
+    # For a method: the kinds of the arguments of the call that built the receiver (``Evaluator(env)``),
+    # which the members storing them hold (``Returned.given`` for ``self.<attr>``).
+    built: ArgKinds = ()
 
 
 @dataclass(frozen=True)

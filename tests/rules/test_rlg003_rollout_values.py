@@ -47,6 +47,21 @@ HELPERS = textwrap.dedent("""
         return json.dumps(value.to_dict())  # a TensorDict's: a tensor has no ``to_dict``
 
 
+    class Evaluator:
+        def __init__(self, env, steps=3):
+            self.env = env
+            self.steps = steps
+
+        def run(self):
+            rollout = self.env.rollout(self.steps)
+            rewards = rollout["next", "reward"]
+            return {"return": rewards.sum(), "length": rollout.shape[-1]}
+
+        def run_floats(self):
+            rollout = self.env.rollout(self.steps)
+            return {"return": rollout["next", "reward"].sum().item(), "length": rollout.shape[-1]}
+
+
     def collect(env, steps=3):
         history = []
         for i in range(2):
@@ -72,7 +87,7 @@ CALLER = textwrap.dedent("""\
 
     from torchrl.testing.mocking_classes import ContinuousActionVecMockEnv
 
-    from {helpers} import EpisodeStats, collect, collect_floats, dump, dump_entries, write_report
+    from {helpers} import EpisodeStats, Evaluator, collect, collect_floats, dump, dump_entries, write_report
 
     env = ContinuousActionVecMockEnv()
     rollout = env.rollout(4)
@@ -91,6 +106,9 @@ FLAGGED = {
                                                              "float(rollout.get('action').mean())")),
     "a list of dicts a function given an environment builds from its rollouts": (
         "out = dump(collect(env))", "dump", ("collect(env)", "collect_floats(env)")),
+    "dicts a method returns from the environment its instance was built with": (
+        "evaluator = Evaluator(env, steps=2)\nresults = {}\nfor name in ('a', 'b'):\n"
+        "    results[name] = evaluator.run()\nout = dump(results)", "dump", ("evaluator.run()", "evaluator.run_floats()")),
 }
 
 
@@ -111,7 +129,7 @@ def test_a_rollout_value_reaching_the_callees_encoder_is_reported_at_the_call(pr
         run_as_module(source)
     (finding,) = findings_of("RLG003", source, extra)
     assert finding.message.startswith(f"`{callee}` passes `")
-    assert finding.line == 11  # at the call, in the caller's statements
+    assert finding.line == 10 + statements.count("\n") + 1  # at the call, in the caller's statements
 
 
 @pytest.mark.parametrize("name", list(FLAGGED))
@@ -147,6 +165,13 @@ def test_an_identified_reduction_in_the_callers_encoder_is_fixed_and_then_runs(p
     fixed = fix_source(source, select=["RLG003"], extra_files=extra)
     assert fixed != source and "tolist()" in fixed
     assert isinstance(json.loads(run_as_module(fixed)["out"])["total"], (float, list))
+
+
+def test_a_method_of_an_instance_built_with_no_environment_is_unknown(project):
+    caller, extra = project
+    source = caller("out = dump({'run': Evaluator(None).steps, 'plain': 1})")
+    assert findings_of("RLG003", source, extra) == []
+    assert json.loads(run_as_module(source)["out"]) == {"run": 3, "plain": 1}
 
 
 def test_a_value_read_with_a_default_is_unknown(project):
