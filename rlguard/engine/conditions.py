@@ -82,9 +82,9 @@ def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> Val
         members = _members_holding(index, cls.qualname, known_args(condition.args, index, path), path)
     else:
         owner = condition.qualname.rpartition(".")[0]
-        args = known_args(condition.args, index, path) + _members_holding(
+        given = known_args(condition.args, index, path) + _members_holding(
             index, owner, known_args(condition.built, index, path), path)
-        kind = index.returned_kind(condition.qualname, path, args=args)
+        kind = index.returned_kind(condition.qualname, path, args=given)
         container = index.returned_container(condition.qualname, path) if kind == "holds" else None
         value = ValueType(kind, container=container) if kind is not None else None
     for method, shape, args in condition.chain:

@@ -438,9 +438,10 @@ class TensorDictWithoutDevice(Rule):
         tables: dict[str, dict[Any, _Buffer]] = {"function": self._buffer_functions, "lambda": self._buffer_lambdas, "instance": self._buffer_classes}
         for kind, key in called_callables(value, self.ctx, _spreads):
             _given(tables[kind], id(key) if kind == "lambda" else key, buffer)
-        imported = self.ctx.qualname(value) if isinstance(value, cst.Name) else None
-        if imported is not None and may_be_project(imported):
-            self._imported_transform(value, imported, buffer)
+        if isinstance(value, cst.Name):
+            imported = self.ctx.qualname(value)  # None for a name of this file
+            if imported is not None and may_be_project(imported):
+                self._imported_transform(value, imported, buffer)
 
     def _imported_transform(self, value: cst.Name, function: str, buffer: _Buffer) -> None:
         """A function of another file of the project given as a buffer's transform: reported here, where
