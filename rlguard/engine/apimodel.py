@@ -33,7 +33,6 @@ KIND_PACKAGES = {"recurrent": "torchrl.modules", "transform": "torchrl.envs", "r
                  "trainer": "torchrl.trainers"}
 TENSOR = "torch.Tensor"
 TENSORDICT = "tensordict.TensorDictBase"
-ENV = "torchrl.envs.EnvBase"
 
 # One overload of a stubbed function: [kind, positional parameter names (in order), how many of them
 # are required, whether it takes ``*args``, keyword-only names, required keyword-only names,

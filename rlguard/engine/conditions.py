@@ -18,6 +18,8 @@ from rlguard.engine.values import (
     _ARITHMETIC,
     FIELDS,
     ITERATED,
+    MIXED,
+    MIXED_AS,
     _HOLDS_TENSORS,
     _LEAF_KINDS,
     AttrTorchMethod,
@@ -32,6 +34,7 @@ from rlguard.engine.values import (
     ValueType,
     ArgKinds,
     arg_kind,
+    either_kind,
     holds_tensors_argument,
 )
 
@@ -84,7 +87,7 @@ def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> Val
         owner = condition.qualname.rpartition(".")[0]
         given = known_args(condition.args, index, path) + _members_holding(
             index, owner, known_args(condition.built, index, path), path)
-        kind = index.returned_kind(condition.qualname, path, args=given)
+        kind = _returned_kind(index, condition.qualname, path, given)
         container = index.returned_container(condition.qualname, path) if kind == "holds" else None
         value = ValueType(kind, container=container) if kind is not None else None
     for method, shape, args in condition.chain:
@@ -104,9 +107,26 @@ def sink_reached(index: ProjectIndex, callee: str, args: ArgKinds,
     if index.reaches_sink(callee, tuple((slot, ANY_KIND) for slot, _ in args), path, lambda when, where: True) is None:
         return None
     known = known_args(args, index, path)
-    reached = index.reaches_sink(callee, known, path, lambda when, where: not when or any(
-        condition_holds(condition, index, where) for condition in when)) if known else None
-    return (next(arg for arg in known if arg[0] == reached[0]), reached[1]) if reached is not None else None
+    reached = [index.reaches_sink(callee, each, path, lambda when, where: not when or any(
+        condition_holds(condition, index, where) for condition in when)) for each in _as_each(known)] if known else []
+    if not reached or None in reached:  # a "mixed" argument: the sink is reached when it is for both kinds
+        return None
+    first = reached[0]
+    assert first is not None
+    return next(arg for arg in known if arg[0] == first[0]), first[1]
+
+
+def _as_each(args: tuple[tuple[int | str, str], ...]) -> list[tuple[tuple[int | str, str], ...]]:
+    """The argument kinds as the callee may be given them: "mixed" ones as tensors, then as TensorDicts."""
+    if all(kind != MIXED for _, kind in args):
+        return [args]
+    return [tuple((slot, each if kind == MIXED else kind) for slot, kind in args) for each in MIXED_AS]
+
+
+def _returned_kind(index: ProjectIndex, qualname: str, path: str, args: tuple[tuple[int | str, str], ...]) -> str | None:
+    """``ProjectIndex.returned_kind``, a "mixed" argument answered as both kinds it may be (``either_kind``)."""
+    kinds = [index.returned_kind(qualname, path, args=each) for each in _as_each(args)]
+    return kinds[0] if len(kinds) == 1 else either_kind(kinds)
 
 
 def known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[int | str, str], ...]:
@@ -189,7 +209,7 @@ def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
             if function is not None and function.is_property:
                 return None  # calling what a property gives
             if owner is not None:
-                kind = index.returned_kind(f"{owner}.{name}", path, args=args)
+                kind = _returned_kind(index, f"{owner}.{name}", path, args)
                 return ValueType(kind) if kind is not None else None
     if method == ITERATED:  # its items, taken one by one (``[*xs]``, ``list(xs)``, ``for x in xs``)
         return _iterated(value)

@@ -12,7 +12,6 @@ from typing import Any, NamedTuple, TypeVar
 from collections.abc import Callable, Mapping
 
 from rlguard.engine.mro import c3_merge
-from rlguard.engine.values import MIXED, MIXED_AS, either_kind
 
 
 class AttrFact(NamedTuple):
@@ -325,11 +324,6 @@ class ProjectIndex:
         if function is None or function.qualname in seen or len(seen) > _MAX_FOLLOWED:
             return None
         for slot, kind in args:
-            if kind == MIXED:  # a tensor or a TensorDict: the sink is reached when it is for both
-                reached = [self.reaches_sink(qualname, ((slot, each),), near, holds, seen) for each in MIXED_AS]
-                if all(reached):
-                    return reached[0]
-                continue
             param = _parameter(function, slot)
             for flow in function.flows:
                 if flow.param != param:
@@ -535,10 +529,8 @@ def _given_kind(function: FunctionFacts, returned: Returned, args: tuple[tuple[i
         return returned.kind
     for slot, kind in args:
         param = _parameter(function, slot)
-        results = [next((result for name, assumed, result in returned.given if name == param and assumed == each),
-                        None) for each in (MIXED_AS if kind == MIXED else (kind,))]
-        found = either_kind(results) if kind == MIXED else results[0]
-        if found is not None:
-            return found
+        for name, assumed, result in returned.given:
+            if name == param and assumed == kind:
+                return result
     return None
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from rlguard.engine.apimodel import ENV, model
-
 if TYPE_CHECKING:
     from rlguard.engine.context import Added, Binding
     from rlguard.engine.lazy import cst
@@ -170,15 +168,17 @@ MIXED = "mixed"
 MIXED_AS = ("tensor", "tensordict")
 _ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict", "mixed": MIXED}
 _ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict"),
-            "env": ValueType("object", cls=ENV)}
+            "env": ValueType("object", cls="torchrl.envs.EnvBase")}
 
 
 def arg_kind(value: ValueType) -> str | None:
     """The summary kind (``SUMMARY_KINDS``) an argument of this value gives its parameter; None when none."""
     if value.kind == "holds" and value.container is not None:
         return "holds-dict" if value.container == "dict" else "holds-list"
-    if value.kind == "object" and value.cls is not None and model().class_kind(value.cls) == "env":
-        return "env"
+    if value.kind == "object" and value.cls is not None:
+        from rlguard.engine.apimodel import model  # here: a file the cache serves loads no model
+
+        return "env" if model().class_kind(value.cls) == "env" else None
     return _ARG_KINDS.get(value.kind)
 
 

@@ -439,8 +439,8 @@ class TensorDictWithoutDevice(Rule):
         for kind, key in called_callables(value, self.ctx, _spreads):
             _given(tables[kind], id(key) if kind == "lambda" else key, buffer)
         if isinstance(value, cst.Name):
-            imported = self.ctx.qualname(value)  # None for a name of this file
-            if imported is not None and may_be_project(imported):
+            imported = self.ctx.qualname(value)
+            if imported is not None and may_be_project(imported) and imported.rpartition(".")[0] != self.ctx.module:
                 self._imported_transform(value, imported, buffer)
 
     def _imported_transform(self, value: cst.Name, function: str, buffer: _Buffer) -> None:
