@@ -586,7 +586,9 @@ class FileContext:
         facts = self._flow_facts()
         if facts is None:
             return
-        callee = self.summarised_callee(node) or self._instance_method(node)
+        callee = self.summarised_callee(node)
+        if callee is None and self._passes_parameter(node, facts):  # ``evaluator.evaluate(**kwargs)``
+            callee = self._instance_method(node)
         if callee is None:
             return
         sinks = self.sinks
@@ -625,6 +627,11 @@ class FileContext:
             flow = Flow(param, callee, None, kind, when)
             if flow not in facts.flows:
                 facts.flows.append(flow)
+
+    @staticmethod
+    def _passes_parameter(node: cst.Call, facts: FunctionFacts) -> bool:
+        names = (*facts.params, *filter(None, [facts.kwargs]))
+        return any(isinstance(value, cst.Name) and value.value in names for _, value in argument_slots(node))
 
     def _record_forwards(self, node: cst.Call, callee: str, facts: FunctionFacts) -> None:
         names = (*facts.params, *filter(None, [facts.kwargs]))
