@@ -190,7 +190,7 @@ class TensorDictWithoutDevice(Rule):
     tokens = (("TensorDict(", "TensorDict (", "TensorDict as", "TensorDict.from_dict(", "return", "lambda"),
               ("transform=", "transform ="))
     # ``make_buffer(transform=to_pairs)`` with ``to_pairs`` imported from a file that builds TensorDicts.
-    through_imports = ("transform", (("TensorDict(", "TensorDict (", "TensorDict.from_dict("),))
+    through_imports = ("transform=", (("TensorDict(", "TensorDict (", "TensorDict.from_dict("),))
     class_roots = _TransformNames()  # a frozenset on the class, computed on first read
     class_group = 1
     valid = (
