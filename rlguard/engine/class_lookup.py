@@ -16,6 +16,7 @@ from rlguard.engine.apimodel import TENSOR, TENSORDICT, CallShape, model, select
 from rlguard.engine.matching import call_shape
 from rlguard.engine.reader import Reader
 from rlguard.engine.values import (
+    _ASSUMED,
     _CERTAIN,
     _HOLDS_TENSORS,
     AttrTorchMethod,
@@ -180,6 +181,11 @@ class ClassLookup(Reader):
             cls = self.ctx.current_class
             if cls is None:
                 return None
+            if attr in self.watched_members:
+                self.read_members = True
+            assumed = self.ctx.assumed_members.get(attr)
+            if assumed is not None:  # a member holding a constructor's argument, while a summary is computed
+                return _ASSUMED.get(assumed, ValueType(assumed)), _CERTAIN
             if self.deferred:  # an attribute the class assigns a tensor, or a property that gives one
                 return ValueType("tensor"), frozenset({TensorAttr(cls.qualname, attr),
                                                        Returns(f"{cls.qualname}.{attr}", attribute=True)})

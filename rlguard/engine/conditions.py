@@ -18,6 +18,8 @@ from rlguard.engine.values import (
     _ARITHMETIC,
     FIELDS,
     ITERATED,
+    MIXED,
+    MIXED_AS,
     _HOLDS_TENSORS,
     _LEAF_KINDS,
     AttrTorchMethod,
@@ -32,6 +34,8 @@ from rlguard.engine.values import (
     ValueType,
     ArgKinds,
     arg_kind,
+    either_kind,
+    holds_tensors_argument,
 )
 
 if TYPE_CHECKING:
@@ -75,16 +79,22 @@ def returned_value_of(condition: Returns, index: ProjectIndex, path: str) -> Val
     function = index.get_function(condition.qualname, path) if cls is None else None
     if function is not None and function.is_property != condition.attribute:
         return None  # a property called, or a method read without calling it
+    members: tuple[tuple[int | str, str], ...] = ()  # of the instance the first link is called on
     if cls is not None:
         value: ValueType | None = _project_instance(index, cls.qualname, cls.path)
+        members = _members_holding(index, cls.qualname, known_args(condition.args, index, path), path)
     else:
-        kind = index.returned_kind(condition.qualname, path, args=known_args(condition.args, index, path))
+        owner = condition.qualname.rpartition(".")[0]
+        given = known_args(condition.args, index, path) + _members_holding(
+            index, owner, known_args(condition.built, index, path), path)
+        kind = _returned_kind(index, condition.qualname, path, given)
         container = index.returned_container(condition.qualname, path) if kind == "holds" else None
         value = ValueType(kind, container=container) if kind is not None else None
     for method, shape, args in condition.chain:
         if value is None:
             return None
-        value = _then_call(index, value, method, shape, known_args(args, index, path), path)
+        value = _then_call(index, value, method, shape, known_args(args, index, path) + members, path)
+        members = ()
     return value
 
 
@@ -97,9 +107,26 @@ def sink_reached(index: ProjectIndex, callee: str, args: ArgKinds,
     if index.reaches_sink(callee, tuple((slot, ANY_KIND) for slot, _ in args), path, lambda when, where: True) is None:
         return None
     known = known_args(args, index, path)
-    reached = index.reaches_sink(callee, known, path, lambda when, where: not when or any(
-        condition_holds(condition, index, where) for condition in when)) if known else None
-    return (next(arg for arg in known if arg[0] == reached[0]), reached[1]) if reached is not None else None
+    reached = [index.reaches_sink(callee, each, path, lambda when, where: not when or any(
+        condition_holds(condition, index, where) for condition in when)) for each in _as_each(known)] if known else []
+    if not reached or None in reached:  # a "mixed" argument: the sink is reached when it is for both kinds
+        return None
+    first = reached[0]
+    assert first is not None
+    return next(arg for arg in known if arg[0] == first[0]), first[1]
+
+
+def _as_each(args: tuple[tuple[int | str, str], ...]) -> list[tuple[tuple[int | str, str], ...]]:
+    """The argument kinds as the callee may be given them: "mixed" ones as tensors, then as TensorDicts."""
+    if all(kind != MIXED for _, kind in args):
+        return [args]
+    return [tuple((slot, each if kind == MIXED else kind) for slot, kind in args) for each in MIXED_AS]
+
+
+def _returned_kind(index: ProjectIndex, qualname: str, path: str, args: tuple[tuple[int | str, str], ...]) -> str | None:
+    """``ProjectIndex.returned_kind``, a "mixed" argument answered as both kinds it may be (``either_kind``)."""
+    kinds = [index.returned_kind(qualname, path, args=each) for each in _as_each(args)]
+    return kinds[0] if len(kinds) == 1 else either_kind(kinds)
 
 
 def known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[int | str, str], ...]:
@@ -114,6 +141,20 @@ def known_args(args: ArgKinds, index: ProjectIndex, path: str) -> tuple[tuple[in
         if kind:
             known.append((slot, kind))
     return tuple(known)
+
+
+def _members_holding(index: ProjectIndex, owner: str, built: tuple[tuple[int | str, str], ...],
+                     path: str) -> tuple[tuple[int | str, str], ...]:
+    """("self.<attr>", kind) for the members of an instance of the project class ``owner`` that store an
+    argument of a known kind (``built``) of the call that built it (``self.env = env`` of ``Evaluator(env)``)."""
+    if not built or index.get_class(owner, path) is None:
+        return ()
+    found: list[tuple[int | str, str]] = []
+    for _, cls in index.ancestry(owner, near=path):
+        for attr, assigned in cls.attrs.items() if cls is not None else ():
+            found += [(f"self.{attr}", kind) for slot, kind in built for fact in assigned
+                      if fact.param is not None and slot in (fact.param, fact.position)]
+    return tuple(found)
 
 
 def _fields_of(condition: Returns, value: ValueType | None, index: ProjectIndex, path: str) -> str | None:
@@ -132,7 +173,7 @@ def _fields_of(condition: Returns, value: ValueType | None, index: ProjectIndex,
 def _stores_tensors(index: ProjectIndex, qualname: str, args: tuple[tuple[int | str, str], ...], path: str) -> bool:
     """A call of the project class ``qualname`` passes a tensor-valued argument that a member stores
     (``self.loss = loss``, a dataclass field)."""
-    slots = {slot for slot, kind in args if kind != FIELDS}
+    slots = {slot for slot, kind in args if holds_tensors_argument(kind)}
     if not slots or index.get_class(qualname, path) is None:
         return False
     return any(fact.param is not None and slots & {fact.param, fact.position}
@@ -168,7 +209,7 @@ def _then_call(index: ProjectIndex, value: ValueType, method: str, shape: Shape,
             if function is not None and function.is_property:
                 return None  # calling what a property gives
             if owner is not None:
-                kind = index.returned_kind(f"{owner}.{name}", path, args=args)
+                kind = _returned_kind(index, f"{owner}.{name}", path, args)
                 return ValueType(kind) if kind is not None else None
     if method == ITERATED:  # its items, taken one by one (``[*xs]``, ``list(xs)``, ``for x in xs``)
         return _iterated(value)

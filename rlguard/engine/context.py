@@ -133,6 +133,7 @@ class FileContext:
         self.imports = ImportTable(module, is_package)
         self.scopes: list[Scope] = [Scope("module", None)]
         self.parameter_kinds = True  # summaries try kinds for parameters (``Returned.given``)
+        self.assumed_members: dict[str, str] = {}  # ``self.<attr>`` -> the kind a summary takes it to hold
         self.facts = FileFacts(path, module, self.imports.names)
         self._callees_taking: dict[int, dict[str, tuple[str, ...]]] = {}  # by id of the function
         self.lowest = oldest  # a pin's lowest admitted torchrl; None when nothing bounds it below
@@ -263,11 +264,15 @@ class FileContext:
         """``summarised_callee``, and for a method called on an instance of a project class
         (``Evaluator(env).evaluate(policy)``, ``evaluator.evaluate(policy)``) the method as the index names
         it (``module.Evaluator.evaluate``, found along the class's MRO); None when not the project's."""
-        callee = self.summarised_callee(node)
-        if callee is None and isinstance(node.func, cst.Attribute):
-            cls = self.class_of(node.func.value)
-            callee = f"{cls}.{node.func.attr.value}" if cls is not None and may_be_project(cls) else None
+        callee = self.summarised_callee(node) or self._instance_method(node)
         return callee if callee is not None and may_be_project(callee) else None
+
+    def _instance_method(self, node: cst.Call) -> str | None:
+        """The method a call names on an instance of a project class (``evaluator.evaluate(policy)``)."""
+        if not isinstance(node.func, cst.Attribute):
+            return None
+        cls = self.class_of(node.func.value)
+        return f"{cls}.{node.func.attr.value}" if cls is not None and may_be_project(cls) else None
 
     def binding_in(self, name: str, shadow: Shadow) -> tuple[Binding | None, Shadow]:
         """The binding of ``name`` under ``shadow``, and the shadow its value was evaluated in
@@ -582,6 +587,8 @@ class FileContext:
         if facts is None:
             return
         callee = self.summarised_callee(node)
+        if callee is None and self._passes_parameter(node, facts):  # ``evaluator.evaluate(**kwargs)``
+            callee = self._instance_method(node)
         if callee is None:
             return
         sinks = self.sinks
@@ -620,6 +627,11 @@ class FileContext:
             flow = Flow(param, callee, None, kind, when)
             if flow not in facts.flows:
                 facts.flows.append(flow)
+
+    @staticmethod
+    def _passes_parameter(node: cst.Call, facts: FunctionFacts) -> bool:
+        names = (*facts.params, *filter(None, [facts.kwargs]))
+        return any(isinstance(value, cst.Name) and value.value in names for _, value in argument_slots(node))
 
     def _record_forwards(self, node: cst.Call, callee: str, facts: FunctionFacts) -> None:
         names = (*facts.params, *filter(None, [facts.kwargs]))

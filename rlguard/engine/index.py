@@ -518,6 +518,8 @@ def _parameter(function: FunctionFacts, slot: int | str) -> str | None:
     """The parameter an argument fills: by position, by keyword, or ``**kwargs`` for another keyword."""
     if isinstance(slot, int):
         return function.params[slot] if slot < len(function.params) else None
+    if slot.startswith("self."):  # a member of the method's instance (``Returned.given``)
+        return slot
     return slot if slot in function.params else function.kwargs
 
 

@@ -13,6 +13,7 @@ tensor.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlguard.engine.lazy import cst
@@ -59,6 +60,10 @@ if TYPE_CHECKING:
 _CONTAINER_OPERATORS = {"list": ("Add", "Multiply"), "tuple": ("Add", "Multiply"), "dict": ("BitOr",), "set": ("BitOr",)}
 
 
+# What one item of a value is (``x[i]``, ``td["key"]``): an item of a TensorDict is an entry of it, a
+# tensor or a nested TensorDict (or non-tensor data); of a loss's output, a tensor.
+_ITEM_KINDS = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
+               "mixed": "mixed", "entry": "entry"}
 _COPIES = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.dict"})
 
 
@@ -172,6 +177,10 @@ class _Inference(LeafFinder, ClassLookup):
             receiver, method = called
             if method in _bulk_methods() and self.is_self_or_attr(receiver, env):
                 return self.bulk_type(receiver, method, env)
+            if method == "get":
+                read = self.entry_read(receiver, node, env, depth)
+                if read is not None:
+                    return read
             typed = self.typed(receiver, env, depth + 1)
             if typed is not None and typed[0].kind == "returned":  # a project call's result: the index follows on
                 return self.chained(typed, method, node, env, depth)
@@ -181,13 +190,13 @@ class _Inference(LeafFinder, ClassLookup):
                     return found, typed[1]
                 # ``net.weights()`` on a project class deriving from a library one: its own method's result.
                 if typed[0].project or not typed[1]:
-                    return self.project_call(f"{typed[0].project}.{method}", node, env, depth) \
+                    return self.project_call(f"{typed[0].project}.{method}", node, env, depth, receiver) \
                         if typed[0].project else None
             if method in _bulk_methods():
                 return self.bulk_type(receiver, method, env)
             owner = self.project_instance(receiver, env) if self.deferred else None
             if owner is not None:  # ``self.weights()``, ``Agent().weights()``: what the method returns
-                return self.project_call(f"{owner}.{method}", node, env, depth)
+                return self.project_call(f"{owner}.{method}", node, env, depth, receiver)
         inlined = self.inlined_call(node, env, depth)
         if inlined is not None:
             return inlined
@@ -231,12 +240,17 @@ class _Inference(LeafFinder, ClassLookup):
         found = self.method_type(cls, method, node) if cls is not None else None
         return (found, _CERTAIN) if found is not None else None
 
-    def project_call(self, qualname: str, node: cst.Call, env: _Env, depth: int) -> _Typed:
+    def project_call(self, qualname: str, node: cst.Call, env: _Env, depth: int,
+                     receiver: cst.BaseExpression | None = None) -> _Typed:
         """What a call of a project function or method gives: asked of the complete index (deferred only),
-        with the kinds of the arguments it passes."""
+        with the kinds of the arguments it passes, and for a method, of those the call that built its
+        receiver passed (``Evaluator(env)``: the members storing them hold them)."""
         if not self.deferred or not may_be_project(qualname):
             return None
-        return ValueType("returned"), frozenset({Returns(qualname, self.arg_kinds(node, env, depth))})
+        built = self.ctx.value_of(receiver) if receiver is not None else None
+        built_kinds = self.arg_kinds(built, env, depth + 1) if isinstance(built, cst.Call) \
+            and self.ctx.callee(built) is not None else ()
+        return ValueType("returned"), frozenset({Returns(qualname, self.arg_kinds(node, env, depth), built=built_kinds)})
 
     def inlined_call(self, node: cst.Call, env: _Env, depth: int) -> _Typed:
         """Calling a name bound to a lambda (its body, with the parameters given the arguments' kinds) or
@@ -288,8 +302,7 @@ class _Inference(LeafFinder, ClassLookup):
         if len(conditions) != 1 or len(typed[1]) != 1 or len(conditions[0].chain) >= _MAX_CHAIN:
             return None
         first = conditions[0]
-        return ValueType("returned"), frozenset({Returns(first.qualname, first.args, first.chain + (link,),
-                                                         first.attribute)})
+        return ValueType("returned"), frozenset({replace(first, chain=first.chain + (link,))})
 
     def own_call(self, value: ValueType, node: cst.Call, env: _Env, depth: int) -> _Typed:
         """Calling an instance of a project class of this file that defines ``__call__``, or an ``nn.Module``
@@ -369,9 +382,18 @@ class _Inference(LeafFinder, ClassLookup):
             # A part of a tensor, or of a list whose every item is one (``sorted(xs)[:3]``), is the same
             # kind; a part of anything else may leave its tensors out. Never one item.
             return inner if inner[0].kind in ("tensor", "tensors", "tensordict") else None
-        element = {"tensor": "tensor", "tensors": "tensor", "tensordict": "entry", "losses": "mixed",
-                   "mixed": "mixed", "entry": "entry"}.get(inner[0].kind)
+        element = _ITEM_KINDS.get(inner[0].kind)
         return (ValueType(element), inner[1]) if element else None
+
+    def entry_read(self, receiver: cst.BaseExpression, node: cst.Call, env: _Env, depth: int) -> _Typed:
+        """``td.get(key)``, an entry read as ``td[key]`` reads it; with a default (which it may give
+        instead), unknown."""
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        inner = self.typed(receiver, env, depth + 1)
+        if inner is None or inner[0].kind not in ("tensordict", "losses"):
+            return None
+        return ValueType(_ITEM_KINDS[inner[0].kind]), inner[1]
 
 
 def _tensor_of(typed: _Typed) -> frozenset[Condition] | None:
@@ -388,7 +410,7 @@ def _arithmetic_on_returned(operands: list[_Typed]) -> _Typed:
             if len(conditions) == 1 and len(typed[1]) == 1 and len(conditions[0].chain) < _MAX_CHAIN:
                 first = conditions[0]
                 return ValueType("returned"), frozenset(
-                    {Returns(first.qualname, first.args, first.chain + ((_ARITHMETIC, None, ()),))})
+                    {replace(first, chain=first.chain + ((_ARITHMETIC, None, ()),), attribute=False)})
     return None
 
 

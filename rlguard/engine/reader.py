@@ -29,6 +29,8 @@ class Reader:
         # change what it gives.
         self.watched: frozenset[int] = frozenset()
         self.read_watched = False
+        self.watched_members: frozenset[str] = frozenset()  # the same for ``self.<attr>`` (``assumed_members``)
+        self.read_members = False
 
     def lookup(self, name: str, env: _Env) -> tuple[Binding, bool] | None:
         """(binding, whether it is in the innermost scope) for a name, honouring ``env``."""

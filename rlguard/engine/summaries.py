@@ -34,11 +34,13 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
     one of ``params`` is given a tensor or a TensorDict (``Returned.given``)."""
     inference = _Inference(ctx, deferred=False)
     considered = _parameter_bindings(ctx, params)
+    members = _constructor_members(ctx) if ctx.parameter_kinds else []
     inference.watched = frozenset(id(binding) for _, binding in considered)
+    inference.watched_members = frozenset(members)
     kind = _returned_kind(inference, node, {})
     given: tuple[tuple[str, str, str], ...] = ()
-    # The passes that assume kinds for the parameters read the same bindings as this one until they
-    # read a parameter's: where this pass read none, they give what it gave.
+    # The passes that assume kinds for parameters (or members) read what this one read until they read a
+    # parameter's binding (a member): where this pass read none, they give what it gave.
     if kind is not None or not inference.read_watched:
         considered = []
     for assumed in SUMMARY_KINDS if considered else ():
@@ -51,8 +53,47 @@ def returned_value(node: cst.BaseExpression, ctx: FileContext, params: tuple[str
                 found = _returned_kind(inference, node, {})
             if found in _HOLDS_TENSORS:
                 given += ((param, assumed, found),)
+    if kind is None and inference.read_members:
+        given += _members_given(inference, node, members)
     return Returned(kind, ctx.class_of(node), unplaced_tensordict(node, ctx), given,
                     container_kind(ctx.value_of(node), ctx))
+
+
+def _members_given(inference: _Inference, node: cst.BaseExpression, members: list[str]) -> tuple[tuple[str, str, str], ...]:
+    """In a method, (``self.<attr>``, kind, what the return then is) for the members the class stores a
+    constructor's parameter in (``self.env = env``), given a value of a summary kind: what the return
+    gives for an instance built with such an argument (``Evaluator(env).run(policy)``)."""
+    ctx = inference.ctx
+    given: tuple[tuple[str, str, str], ...] = ()
+    for assumed in SUMMARY_KINDS:
+        with _assuming_members(ctx, dict.fromkeys(members, assumed)):  # all at once first: most give nothing
+            if _returned_kind(inference, node, {}) not in _HOLDS_TENSORS:
+                continue
+        for member in members:
+            with _assuming_members(ctx, {member: assumed}):
+                found = _returned_kind(inference, node, {})
+            if found in _HOLDS_TENSORS:
+                given += ((f"self.{member}", assumed, found),)
+    return given
+
+
+def _constructor_members(ctx: FileContext) -> list[str]:
+    """The members the class of the method being walked (seen so far) stores a constructor parameter in."""
+    cls = ctx.method_class()
+    if cls is None:
+        return []
+    return sorted(attr for attr, facts in cls.attrs.items() if any(fact.param is not None for fact in facts))[
+        :_MAX_SUMMARY_PARAMS]
+
+
+@contextmanager
+def _assuming_members(ctx: FileContext, kinds: dict[str, str]) -> Iterator[None]:
+    """Members of ``self`` taken, for a while, to hold values of these kinds (``FileContext.assumed_members``)."""
+    ctx.assumed_members = kinds
+    try:
+        yield
+    finally:
+        ctx.assumed_members = {}
 
 
 def _returned_kind(inference: _Inference, node: cst.BaseExpression, env: _Env) -> str | None:

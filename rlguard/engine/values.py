@@ -81,6 +81,9 @@ class Returns:
     args: ArgKinds = ()
     chain: tuple[tuple[str, Shape, ArgKinds], ...] = ()
     attribute: bool = False  # ``qualname`` is read as an attribute (a property), not called
+    # For a method: the kinds of the arguments of the call that built the receiver (``Evaluator(env)``),
+    # which the members storing them hold (``Returned.given`` for ``self.<attr>``).
+    built: ArgKinds = ()
 
 
 @dataclass(frozen=True)
@@ -152,18 +155,44 @@ ITERATED = "<iterated>"  # a link of ``Returns.chain``: the value's items taken 
 # A container holding tensors is given as a dict ("holds-dict", whose items taken one by one are its keys)
 # or as another container ("holds-list"). "fields": an instance of a class whose fields hold tensors (a
 # dataclass, attrs class or NamedTuple): not tensor-valued itself, but what reads its fields is
-# (``dataclasses.asdict(p)``, ``astuple``, ``vars(p)``, ``p.__dict__``, ``p._asdict()``).
-SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict", "fields")
+# (``dataclasses.asdict(p)``, ``astuple``, ``vars(p)``, ``p.__dict__``, ``p._asdict()``). "env": an
+# environment (an instance of a library class of kind "env"): not tensor-valued itself, but what its
+# methods give is (``env.rollout(n)``, a TensorDict).
+SUMMARY_KINDS = ("tensor", "tensordict", "holds-list", "holds-dict", "fields", "env")
 FIELDS = "fields"
-_ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict"}
-_ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict")}
+_HELD_BY_ARGUMENT = frozenset({"tensor", "tensordict", "holds-list", "holds-dict", "mixed"})
+# An argument kind that is no summary kind: "mixed", a tensor or a TensorDict, which of them unknown (a
+# reduction of a TensorDict's entry, ``td["next", "reward"].sum()``). A summary answers for it what it
+# answers for both kinds it may be (``either_kind``), so no rule needing one of them is misled.
+MIXED = "mixed"
+MIXED_AS = ("tensor", "tensordict")
+_ARG_KINDS = {"tensor": "tensor", "tensordict": "tensordict", "losses": "tensordict", "mixed": MIXED}
+_ASSUMED = {"holds-list": ValueType("holds", container="list"), "holds-dict": ValueType("holds", container="dict"),
+            "env": ValueType("object", cls="torchrl.envs.EnvBase")}
 
 
 def arg_kind(value: ValueType) -> str | None:
     """The summary kind (``SUMMARY_KINDS``) an argument of this value gives its parameter; None when none."""
     if value.kind == "holds" and value.container is not None:
         return "holds-dict" if value.container == "dict" else "holds-list"
+    if value.kind == "object" and value.cls is not None:
+        from rlguard.engine.apimodel import model  # here: a file the cache serves loads no model
+
+        return "env" if model().class_kind(value.cls) == "env" else None
     return _ARG_KINDS.get(value.kind)
+
+
+def holds_tensors_argument(kind: str) -> bool:
+    """Whether an argument of this summary kind is tensor-valued itself (not "fields", nor "env")."""
+    return kind in _HELD_BY_ARGUMENT
+
+
+def either_kind(results: list[str | None]) -> str | None:
+    """What a summary gives for a "mixed" argument, from what it gives for each kind that may be
+    (``MIXED_AS``): their kind when they agree, "mixed" when each holds tensors, else unknown."""
+    if any(result not in _HOLDS_TENSORS for result in results):
+        return None
+    return results[0] if len(set(results)) == 1 else MIXED
 
 
 def _as_tensor(when: frozenset[Condition] | None) -> _Typed:

@@ -140,7 +140,8 @@ class TensorDictWithoutDevice(Rule):
         "torchrl calls with the data (`_call`, `forward`, `_reset`, `_step`, `_inv_call`, `inv`, ...), the "
         "helpers of the same class whose result they return, and any function or lambda passed as "
         "`transform=` to a `torchrl.data` replay buffer, directly or through a function of the project that "
-        "hands its `transform=` argument (or its `**kwargs`) on to one. What such a place returns from a "
+        "hands its `transform=` argument (or its `**kwargs`) on to one. A function of another file given so "
+        "is reported at the call that gives it, naming where it builds the TensorDict. What such a place returns from a "
         "function of the project (in the same file or another), a method of another project class, a "
         "helper inherited from a base class of the project or a static or class method is followed too, "
         "also through methods that return the TensorDict itself (`build(td).update(rest)`): when "
@@ -188,6 +189,8 @@ class TensorDictWithoutDevice(Rule):
     # A transform may also return what a project factory builds (``return``, or a lambda's body).
     tokens = (("TensorDict(", "TensorDict (", "TensorDict as", "TensorDict.from_dict(", "return", "lambda"),
               ("transform=", "transform ="))
+    # ``make_buffer(transform=to_pairs)`` with ``to_pairs`` imported from a file that builds TensorDicts.
+    through_imports = ("transform=", (("TensorDict(", "TensorDict (", "TensorDict.from_dict("),))
     class_roots = _TransformNames()  # a frozenset on the class, computed on first read
     class_group = 1
     valid = (
@@ -436,6 +439,18 @@ class TensorDictWithoutDevice(Rule):
         tables: dict[str, dict[Any, _Buffer]] = {"function": self._buffer_functions, "lambda": self._buffer_lambdas, "instance": self._buffer_classes}
         for kind, key in called_callables(value, self.ctx, _spreads):
             _given(tables[kind], id(key) if kind == "lambda" else key, buffer)
+        if isinstance(value, cst.Name):
+            imported = self.ctx.qualname(value)
+            if imported is not None and may_be_project(imported) and imported.rpartition(".")[0] != self.ctx.module:
+                self._imported_transform(value, imported, buffer)
+
+    def _imported_transform(self, value: cst.Name, function: str, buffer: _Buffer) -> None:
+        """A function of another file of the project given as a buffer's transform: reported here, where
+        it is given, when the index says every return of it is a TensorDict built with no device."""
+        owner, given = buffer
+        message = (f"`{value.value}`, a `{owner}` transform, gives a `TensorDict` without a device: "
+                   f"{_WHY_DOWNSTREAM}")
+        self.report(value, message, remedy=_FACTORY_ADVICE, requires=(UnplacedFactory(function, None, None, given),))
 
     def _tensordict_call(self, node: cst.Call) -> None:
         if not self._in_definition():

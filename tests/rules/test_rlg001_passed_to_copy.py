@@ -36,6 +36,20 @@ HELPERS = textwrap.dedent("""
         def evaluate(self, policy):
             return copy.deepcopy(policy).eval()
 
+        def attach(self, policy):
+            self.policy = policy
+            return self
+
+
+    def evaluate_policy(n_steps=3, **kwargs):
+        evaluator = Evaluator(n_steps)
+        return evaluator.evaluate(**kwargs)
+
+
+    def attach_policy(**kwargs):
+        evaluator = Evaluator()
+        return evaluator.attach(**kwargs)
+
 
     def snapshot(policy):
         return copy.deepcopy(policy)
@@ -105,6 +119,8 @@ FLAGGED = {
     "a function that copies its parameter by keyword": ("out = snapshot_by_keyword(policy)", "snapshot_by_keyword"),
     "a function passing it on": ("out = forwards(policy)", "forwards"),
     "a function passing **kwargs on": ("out = forwards_kwargs(policy=policy)", "forwards_kwargs"),
+    "**kwargs passed on to a method of an instance it builds": (
+        "out = evaluate_policy(n_steps=2, policy=policy)", "evaluate_policy"),
     "**kwargs read with .get": ("out = snapshot_option(policy=policy, tag=1)", "snapshot_option"),
     "**kwargs read by key": ("out = snapshot_item(policy=policy)", "snapshot_item"),
     "a constructor storing it, a method copying it": ("out = Holder(policy).frozen()", "Holder"),
@@ -119,6 +135,7 @@ NOT_COPYING = {
     "a stored policy no method copies, given where the copy is not": "out = Holder(None, name=policy)",
     "a copy on a branch the call does not take": "out = maybe_snapshot(policy)",
     "a keyword **kwargs takes but the copy does not read": "out = snapshot_option(model=policy)",
+    "**kwargs passed on to a method that keeps it": "out = attach_policy(policy=policy)",
 }
 
 
@@ -129,7 +146,7 @@ def project(tmp_path, monkeypatch):
     helpers = next(module)
 
     def caller(statements: str, member: str = "self.lock = threading.Lock()") -> str:
-        names = "Box, Evaluator, Holder, copies_state, forwards, forwards_kwargs, keeps, maybe_snapshot, shallow, " \
+        names = "Box, Evaluator, Holder, attach_policy, copies_state, evaluate_policy, forwards, forwards_kwargs, keeps, maybe_snapshot, shallow, " \
                 "snapshot, snapshot_by_keyword, snapshot_item, snapshot_option"
         return textwrap.dedent(f"""\
             import queue

@@ -251,3 +251,77 @@ def test_a_method_of_a_member(extra, method, flagged):
     found = findings(MEMBER.format(extra=extra, method=method), {"helpers.py": HELPERS})
     assert len(found) == int(flagged)
     assert all("where the factory builds it (at helpers.py:" in message for message in found)
+
+
+# A transform function of another file given to a replay buffer, directly or through a buffer factory's
+# ``**kwargs``: reported at the call that gives it (the finding's file names no TensorDict).
+TRANSFORMS = '''\
+from tensordict import TensorDict
+
+
+def to_pairs(data):
+    return TensorDict({"obs": data["obs"], "next_obs": data["next", "obs"]}, batch_size=data.batch_size)
+
+
+def to_placed_pairs(data):
+    return TensorDict({"obs": data["obs"], "next_obs": data["next", "obs"]}, batch_size=data.batch_size,
+                      device=data.device)
+'''
+
+MAKERS = '''\
+from torchrl.data import LazyTensorStorage, ReplayBuffer
+
+
+def make_buffer(capacity, device="cpu", **kwargs):
+    return ReplayBuffer(storage=LazyTensorStorage(capacity, device=device), batch_size=2, **kwargs)
+
+
+def make_plain_buffer(capacity, **kwargs):
+    return ReplayBuffer(storage=LazyTensorStorage(capacity), batch_size=2)
+'''
+
+GIVEN = '''\
+from torchrl.data import LazyTensorStorage, ReplayBuffer
+
+from makers import make_buffer, make_plain_buffer
+from transforms import to_pairs, to_placed_pairs
+
+rb = {call}
+'''
+
+
+@pytest.mark.parametrize("call, flagged", [
+    ("make_buffer(10, transform=to_pairs, pin_memory=True)", True),
+    ("ReplayBuffer(storage=LazyTensorStorage(10), batch_size=2, transform=to_pairs)", True),
+    ("make_plain_buffer(10, transform=to_pairs, pin_memory=True)", False),  # the keyword is not handed on
+    ("make_buffer(10, transform=to_placed_pairs, pin_memory=True)", False),  # the TensorDict has a device
+])
+def test_a_transform_of_another_file_given_to_a_buffer(call, flagged):
+    found = findings(GIVEN.format(call=call), {"transforms.py": TRANSFORMS, "makers.py": MAKERS})
+    assert len(found) == int(flagged)
+    assert all(message.startswith("`to_pairs`, a `ReplayBuffer` transform, gives a `TensorDict` without a device")
+               and "where the factory builds it (at transforms.py:4)" in message for message in found)
+
+
+def test_a_transform_given_through_kwargs_gives_device_less_samples_and_the_file_alone_is_flagged(tmp_path):
+    """The flagged program, run against the real torchrl: the storage is on the CPU, the samples have no
+    device. Checking the caller alone gives the finding the project gives."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchrl")
+    from tensordict import TensorDict
+
+    (tmp_path / "transforms.py").write_text(TRANSFORMS)
+    (tmp_path / "makers.py").write_text(MAKERS)
+    (tmp_path / "main.py").write_text(GIVEN.format(call="make_buffer(10, transform=to_pairs)"))
+    alone = _cli(tmp_path, "main.py")
+    assert len([line for line in alone if "RLG004" in line]) == 1 and "main.py:6:" in alone[0]
+    assert _cli(tmp_path, ".") == alone
+    sys.path.insert(0, str(tmp_path))
+    try:
+        rb = runpy.run_path(str(tmp_path / "main.py"))["rb"]
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("transforms", None)
+        sys.modules.pop("makers", None)
+    rb.extend(TensorDict({"obs": torch.zeros(4, 2), "next": {"obs": torch.ones(4, 2)}}, batch_size=[4], device="cpu"))
+    assert rb.sample().device is None
