@@ -252,7 +252,7 @@ def _check_module(path: str, source: Source, module: cst.Module, codes: Sequence
     definite = [report.node for _, report in reports if locate_all or not report.requires]
     from rlguard.engine.positions import spans_for
 
-    spans = spans_for(module, definite) if definite else {}
+    spans = spans_for(module, definite, source.text) if definite else {}
     pending = [_pending(path, rule, report, number, spans) for number, (rule, report) in enumerate(reports)]
     suppressions = _find_suppressions(source.text) if pending or _names_rule_codes(source.text) else []
     result = FileResult(path, pending, ctx.facts, suppressions, parsed=True)
@@ -312,7 +312,8 @@ def locate(analysis: Analysis, findings: Sequence[PendingFinding]) -> list[Pendi
     from rlguard.engine.positions import spans_for
 
     wanted = [analysis.reports[p.report][1].node for p in findings if p.finding.span is None]
-    spans = spans_for(analysis.module, wanted) if wanted and analysis.module is not None else {}
+    source = analysis.source.text if analysis.source is not None else None
+    spans = spans_for(analysis.module, wanted, source) if wanted and analysis.module is not None else {}
     located = []
     for p in findings:
         if p.finding.span is None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from rlguard.engine.lazy import cst
 
@@ -94,6 +94,71 @@ def _text(version: tuple[int, ...] | None) -> str:
     return ".".join(map(str, version)) if version else "?"
 
 
+class _Table(NamedTuple):
+    """A rule's part of the removed-API table, indexed the ways its visitors ask (read only)."""
+
+    names: dict[str, ApiChange]  # qualified name -> its change (kind "name")
+    by_short: dict[str, list[ApiChange]]  # a name's last part -> its changes
+    members: list[ApiChange]  # removed methods and keywords
+    methods: dict[str, list[ApiChange]]  # a removed method's name -> its changes
+    keywords: dict[str, list[ApiChange]]  # class or function name -> its keyword changes
+    enum_members: list[ApiChange]
+    spec_keys: dict[tuple[str, ...], ApiChange]  # (container, key)
+    # A class's keyword changes reach the old names renamed to it: ``BoundedTensorSpec(minimum=0)``
+    # becomes ``Bounded(minimum=0)`` with its rename, which ``Bounded`` refuses.
+    renamed_to: dict[str, set[str]]
+    modules: dict[str, ApiChange]
+    positionals: dict[str, list[ApiChange]]  # callable name -> its parameters made keyword-only
+    defaults: dict[str, list[ChangedDefault]]  # class name -> its changed defaults
+    setters: dict[str, list[ApiChange]]  # attribute -> the classes whose setter refuses it
+    returns: dict[str, ApiChange]  # method -> its change
+
+
+_TABLES: dict[str, _Table] = {}  # by rule code
+
+
+def _table_for(rule: type[RemovedApiRule]) -> _Table:
+    table = _TABLES.get(rule.code)
+    if table is None:
+        table = _TABLES[rule.code] = _build_table(rule)
+    return table
+
+
+def _build_table(rule: type[RemovedApiRule]) -> _Table:
+    owned = [c for c in REMOVED_API if rule.owns(c)]
+    names = {c.qualname: c for c in owned if c.kind == "name"}
+    members = [c for c in owned if c.kind in ("method", "keyword")]
+    renamed_to: dict[str, set[str]] = {}
+    for change in REMOVED_API:
+        if change.kind == "name" and change.fix != "none" and change.new_name and change.new_name != change.name:
+            renamed_to.setdefault(change.new_name, set()).add(change.name)
+    defaults: dict[str, list[ChangedDefault]] = {}
+    for default in CHANGED_DEFAULTS if rule.judges_defaults else ():
+        defaults.setdefault(default.cls, []).append(default)
+    return _Table(
+        names=names,
+        by_short=_grouped(names.values(), lambda c: c.name),
+        members=members,
+        methods=_grouped((c for c in members if c.kind == "method"), lambda c: c.name.rpartition(".")[2]),
+        keywords=_grouped((c for c in members if c.kind == "keyword"), lambda c: c.name.rpartition(".")[0]),
+        enum_members=[c for c in owned if c.kind == "member"],
+        spec_keys={tuple(c.name.split(".")[1:]): c for c in owned if c.kind == "key"},
+        renamed_to=renamed_to,
+        modules={c.qualname: c for c in owned if c.kind == "module"},
+        positionals=_grouped((c for c in owned if c.kind == "positional"), lambda c: c.name.rpartition(".")[0]),
+        defaults=defaults,
+        setters=_grouped((c for c in owned if c.kind == "setter"), lambda c: c.name.rpartition(".")[2]),
+        returns={c.name.rpartition(".")[2]: c for c in owned if c.kind == "returns"},
+    )
+
+
+def _grouped(changes: Iterable[ApiChange], key: Callable[[ApiChange], str]) -> dict[str, list[ApiChange]]:
+    found: dict[str, list[ApiChange]] = {}
+    for change in changes:
+        found.setdefault(key(change), []).append(change)
+    return found
+
+
 class RemovedApiRule(Rule):
     """A rule over part of the removed-API table; subclasses say which part (``owns``)."""
 
@@ -108,31 +173,14 @@ class RemovedApiRule(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        owned = [c for c in REMOVED_API if type(self).owns(c)]
-        self._names = {c.qualname: c for c in owned if c.kind == "name"}
-        self._by_short: dict[str, list[ApiChange]] = {}
-        for change in self._names.values():
-            self._by_short.setdefault(change.name, []).append(change)
-        self._members = [c for c in owned if c.kind in ("method", "keyword")]
-        self._keywords: dict[str, list[ApiChange]] = {}  # class or function name -> its keyword changes
-        for change in self._members:
-            if change.kind == "keyword":
-                self._keywords.setdefault(change.name.rpartition(".")[0], []).append(change)
-        self._enum_members = [c for c in owned if c.kind == "member"]
+        table = _table_for(type(self))  # the same for every file: built once per rule
+        self._names, self._by_short, self._members = table.names, table.by_short, table.members
+        self._methods, self._keywords, self._enum_members = table.methods, table.keywords, table.enum_members
+        self._spec_keys, self._renamed_to, self._modules = table.spec_keys, table.renamed_to, table.modules
+        self._positionals, self._defaults = table.positionals, table.defaults
+        self._setters, self._returns = table.setters, table.returns
         self._stored: set[int] = set()  # assignment targets: ``x[k] = ...`` is a write
-        self._spec_keys = {tuple(c.name.split(".")[1:]): c for c in owned if c.kind == "key"}  # (container, key)
-        # A class's keyword changes reach the old names renamed to it: ``BoundedTensorSpec(minimum=0)``
-        # becomes ``Bounded(minimum=0)`` with its rename, which ``Bounded`` refuses.
-        self._renamed_to: dict[str, set[str]] = {}
-        for change in REMOVED_API:
-            if change.kind == "name" and change.fix != "none" and change.new_name and change.new_name != change.name:
-                self._renamed_to.setdefault(change.new_name, set()).add(change.name)
         self._call_of: dict[int, cst.Call] = {}  # the Name a call calls -> the call
-        self._modules = {c.qualname: c for c in owned if c.kind == "module"}
-        self._positionals: dict[str, list[ApiChange]] = {}  # callable name -> its parameters made keyword-only
-        for change in owned:
-            if change.kind == "positional":
-                self._positionals.setdefault(change.name.rpartition(".")[0], []).append(change)
         # Imports of a removed module or of a name from one: (statement, alias or None for ``*``, change,
         # the module or name imported), reported once the walk is done.
         self._module_imports: list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias | None, ApiChange, str]] = []
@@ -148,18 +196,10 @@ class RemovedApiRule(Rule):
         self._attributes: list[tuple[cst.Attribute, ApiChange, list[Edit]]] = []
         self._exported: set[str] = set()  # names in the module's ``__all__``
         self._references: list[ForwardReference] = []  # types spelled in annotation strings
-        self._defaults: dict[str, list[ChangedDefault]] = {}  # class name -> its changed defaults
-        for default in CHANGED_DEFAULTS if self.judges_defaults else ():
-            self._defaults.setdefault(default.cls, []).append(default)
         self._default_uses: list[changed_defaults.DefaultUse] = []
         self._keys_set: set[str] = set()  # keywords of any ``.set_keys(...)`` call in the file
         self._line: cst.SimpleStatementLine | None = None  # the simple statement line being walked
         self._stale: list[tuple[cst.CSTNode, Breaks, ApiChange]] = []  # uses that fail at the target
-        self._setters: dict[str, list[ApiChange]] = {}  # attribute -> the classes whose setter refuses it
-        for change in owned:
-            if change.kind == "setter":
-                self._setters.setdefault(change.name.rpartition(".")[2], []).append(change)
-        self._returns = {c.name.rpartition(".")[2]: c for c in owned if c.kind == "returns"}  # method -> change
 
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
@@ -700,9 +740,9 @@ class RemovedApiRule(Rule):
         return tuple(modules)
 
     def _check_member(self, node: cst.Attribute) -> None:
-        for change in self._members:
+        for change in self._methods.get(node.attr.value, ()):
             owner, _, method = change.name.rpartition(".")
-            if change.kind == "method" and node.attr.value == method and self._state(change) \
+            if self._state(change) \
                     and (self._built_by(node.value, change, owner) or self._held(node.value, change, owner)):
                 fix = Fix("safe", f"Rename `.{method}` to `.{change.replacement}`",
                           (Edit(node.attr, cst.Name(change.replacement or "")),)) \
