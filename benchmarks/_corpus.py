@@ -84,6 +84,24 @@ def median_of(repeats: int, command: Sequence[str], cwd: str, memory: bool = Fal
         if before is not None:
             before()
         runs.append(timed(command, cwd, memory))
+    return _summary(runs, memory)
+
+
+def interleaved(repeats: int, commands: dict[str, tuple[Sequence[str], bool]], cwd: str) -> dict[str, dict]:
+    """Each command once per round, ``repeats`` rounds; with each run's ratio to the first command's run
+    of the same round (``round_ratios``). A shared machine's speed drifts over minutes: commands timed in
+    blocks one after the other compare different machines, runs side by side in a round the same one."""
+    runs: dict[str, list[tuple[float, int, int]]] = {key: [] for key in commands}
+    for _ in range(repeats):
+        for key, (command, memory) in commands.items():
+            runs[key].append(timed(command, cwd, memory))
+    first = next(iter(commands))
+    return {key: {**_summary(runs[key], memory),
+                  "round_ratios": [round(run[0] / base[0], 3) for run, base in zip(runs[key], runs[first], strict=True)]}
+            for key, (_, memory) in commands.items()}
+
+
+def _summary(runs: list[tuple[float, int, int]], memory: bool) -> dict:
     return {
         "seconds": statistics.median(r[0] for r in runs),
         "runs": [round(r[0], 3) for r in runs],

@@ -2,6 +2,9 @@
 
 Prints a table of seconds and ratios to the parse-only baseline (a) and writes it as JSON.
 Figures are ratios measured in the same run: the machines are noisy. Never a timed test.
+(a), (b) and (c) run in rounds, one of each per round, and (b) and (c) are given as the median of
+their rounds' ratios to (a): a shared machine's speed drifts over minutes, so commands timed in
+blocks one after the other would compare different machines.
 
     python benchmarks/lint_speed.py                       # torchrl + tensordict + sota-implementations
     python benchmarks/lint_speed.py --corpus sota         # user-style training scripts only
@@ -33,7 +36,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _corpus import build_corpus, median_of, python_files, tool  # noqa: E402
+from _corpus import build_corpus, interleaved, median_of, python_files, tool  # noqa: E402
 
 PARSE_ONLY = """
 import sys, libcst
@@ -67,10 +70,15 @@ def measure(root: str, repeats: int, peer_repeats: int, skip_peers: bool) -> dic
     tree = os.path.join(root, "tree")
     cache = os.path.join(root, "cache")
     rlguard = [sys.executable, "-m", "rlguard", "check", "--exit-zero", "--quiet"]
+    cold = interleaved(repeats, {
+        "a": ([sys.executable, "-c", PARSE_ONLY, listing], False),
+        "b": ([*rlguard, "--no-cache", "--jobs", "1", tree], True),
+        "c": ([*rlguard, "--no-cache", tree], True),
+    }, root)
     rows = {
-        "a": ("libcst parse only, 1 process", median_of(repeats, [sys.executable, "-c", PARSE_ONLY, listing], root)),
-        "b": ("rlguard --no-cache --jobs 1", median_of(repeats, [*rlguard, "--no-cache", "--jobs", "1", tree], root, memory=True)),
-        "c": ("rlguard --no-cache (all cores)", median_of(repeats, [*rlguard, "--no-cache", tree], root, memory=True)),
+        "a": ("libcst parse only, 1 process", cold["a"]),
+        "b": ("rlguard --no-cache --jobs 1", cold["b"]),
+        "c": ("rlguard --no-cache (all cores)", cold["c"]),
     }
     median_of(1, [*rlguard, "--cache-dir", cache, tree], root)  # fill the cache
     rows["d"] = ("rlguard, warm cache", median_of(repeats, [*rlguard, "--cache-dir", cache, tree], root))
@@ -255,7 +263,8 @@ def report(rows: dict, files: int, lines: int) -> dict:
     print(f"corpus: {files} files, {lines} lines")
     print(f"{'':3}{'what':34}{'seconds':>9}{'ratio to (a)':>14}{'target':>9}{'peak MB':>9}")
     for key, (label, result) in rows.items():
-        ratio = result["seconds"] / base
+        # Timed in rounds beside (a): the median of the rounds' ratios; the others, against (a)'s median.
+        ratio = statistics.median(result["round_ratios"]) if "round_ratios" in result else result["seconds"] / base
         target = TARGETS.get(key)
         table[key] = {"what": label, **result, "ratio": round(ratio, 3), "target": target,
                       "seconds_per_1000_lines": round(result["seconds"] * 1000 / max(lines, 1), 4)}

@@ -58,12 +58,28 @@ def run_all(function: Callable[[Item], Result], items: Sequence[Item], jobs: int
     order = sorted(range(len(items)), key=lambda i: -weight(items[i])) if weight is not None else list(range(len(items)))
     ordered = [items[i] for i in order]
     size = max(1, min(16, len(items) // (jobs * 4)))
-    chunks = [ordered[i:i + size] for i in range(0, len(ordered), size)]
+    chunks = _weighed_chunks(ordered, weight, jobs, size) if weight is not None else \
+        [ordered[i:i + size] for i in range(0, len(ordered), size)]
     done = [result for chunk in _pooled(function, chunks, jobs, on_crash, retries=1) for result in chunk]
     results: list[Result] = [None] * len(items)  # type: ignore[list-item]
     for position, result in zip(order, done, strict=True):
         results[position] = result
     return results
+
+
+def _weighed_chunks(ordered: Sequence[Item], weight: Callable[[Item], int], jobs: int, size: int) -> list[list[Item]]:
+    """Chunks of at most ``size`` items (heaviest first), each closed once it holds a share of the total
+    weight: a large file goes nearly alone, small ones many to a chunk (one message each way per chunk)."""
+    share = sum(weight(item) for item in ordered) / (jobs * 8) or 1
+    chunks: list[list[Item]] = []
+    held = 0.0
+    for item in ordered:
+        if not chunks or len(chunks[-1]) >= size or held >= share:
+            chunks.append([])
+            held = 0.0
+        chunks[-1].append(item)
+        held += weight(item)
+    return chunks
 
 
 def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:

@@ -26,3 +26,14 @@ def test_without_weights_or_a_pool_the_same_results():
     items = list(range(10))
     assert [r[0] for r in run_all(_square_and_pid, items, 2, _crashed)] == [i * i for i in items]
     assert [r[0] for r in run_all(_square_and_pid, items, 1, _crashed, weight=lambda i: -i)] == [i * i for i in items]
+
+
+def test_a_heavy_item_goes_nearly_alone_and_light_ones_share_a_chunk():
+    from rlguard.engine.workers import _weighed_chunks
+
+    weights = {"big": 1000, "large": 600, **{f"small{i}": 1 for i in range(40)}}
+    ordered = sorted(weights, key=lambda item: -weights[item])
+    chunks = _weighed_chunks(ordered, weights.__getitem__, jobs=2, size=16)
+    assert chunks[0] == ["big"] and chunks[1] == ["large"]
+    assert all(len(chunk) <= 16 for chunk in chunks) and len(chunks) == 2 + 3  # 40 small ones, 16 at most a chunk
+    assert [item for chunk in chunks for item in chunk] == ordered
