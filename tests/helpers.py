@@ -76,6 +76,16 @@ def importable_module(tmp_path, monkeypatch, text: str):
         del sys.modules[module]
 
 
+def caller_and_helpers(tmp_path, monkeypatch, helpers: str, caller: str):
+    """For a fixture: ``helpers`` importable (``importable_module``); yields a function that turns statements
+    into a caller module (``caller`` formatted with the helpers' module name, then the statements) and the
+    helpers as the extra files a check sees beside it."""
+    module = importable_module(tmp_path, monkeypatch, helpers)
+    name = next(module)
+    yield (lambda statements: caller.format(helpers=name) + statements + "\n"), {f"{name}.py": helpers}
+    next(module, None)
+
+
 def findings_of(code: str, source: str, extra: dict) -> list:
     """Rule ``code``'s findings in ``source``, checked beside the ``extra`` files."""
     from rlguard.testing import check_source

@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import findings_of, importable_module, run_as_module
+from tests.helpers import caller_and_helpers, findings_of, run_as_module
 
 torch = pytest.importorskip("torch")
 
@@ -127,10 +127,7 @@ CASES = {
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    module = importable_module(tmp_path, monkeypatch, HELPERS)
-    helpers = next(module)
-    yield (lambda statements: CALLER.format(helpers=helpers) + statements + "\n"), {f"{helpers}.py": HELPERS}
-    next(module, None)
+    yield from caller_and_helpers(tmp_path, monkeypatch, HELPERS, CALLER)
 
 
 

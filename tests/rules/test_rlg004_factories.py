@@ -192,18 +192,10 @@ def test_the_flagged_buffer_transform_gives_device_less_samples(tmp_path):
     buffer with ``pin_memory=True`` would not pin them)."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("torchrl")
-    from tensordict import TensorDict
 
     (tmp_path / "helpers.py").write_text(HELPERS)
     (tmp_path / "buffer.py").write_text(BUFFER.format(transform="to_pairs"))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        rb = runpy.run_path(str(tmp_path / "buffer.py"))["rb"]
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("helpers", None)
-    rb.extend(TensorDict({"obs": torch.zeros(4, 2), "next": {"obs": torch.ones(4, 2)}}, batch_size=[4], device="cpu"))
-    sample = rb.sample()
+    sample = _sample_of_cpu_data(tmp_path, "buffer.py", ("helpers",))
     assert sample.device is None
     assert sample["next_obs"].device == torch.device("cpu")  # every tensor is on the CPU; the TensorDict says None
 
@@ -306,9 +298,8 @@ def test_a_transform_of_another_file_given_to_a_buffer(call, flagged):
 def test_a_transform_given_through_kwargs_gives_device_less_samples_and_the_file_alone_is_flagged(tmp_path):
     """The flagged program, run against the real torchrl: the storage is on the CPU, the samples have no
     device. Checking the caller alone gives the finding the project gives."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     pytest.importorskip("torchrl")
-    from tensordict import TensorDict
 
     (tmp_path / "transforms.py").write_text(TRANSFORMS)
     (tmp_path / "makers.py").write_text(MAKERS)
@@ -316,12 +307,21 @@ def test_a_transform_given_through_kwargs_gives_device_less_samples_and_the_file
     alone = _cli(tmp_path, "main.py")
     assert len([line for line in alone if "RLG004" in line]) == 1 and "main.py:6:" in alone[0]
     assert _cli(tmp_path, ".") == alone
-    sys.path.insert(0, str(tmp_path))
+    assert _sample_of_cpu_data(tmp_path, "main.py", ("transforms", "makers")).device is None
+
+
+def _sample_of_cpu_data(folder, script: str, modules: tuple[str, ...]):
+    """Run ``script`` of ``folder`` (its modules importable, then forgotten), fill the replay buffer it
+    binds to ``rb`` with CPU data, and sample it."""
+    import torch
+    from tensordict import TensorDict
+
+    sys.path.insert(0, str(folder))
     try:
-        rb = runpy.run_path(str(tmp_path / "main.py"))["rb"]
+        rb = runpy.run_path(str(folder / script))["rb"]
     finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("transforms", None)
-        sys.modules.pop("makers", None)
+        sys.path.remove(str(folder))
+        for module in modules:
+            sys.modules.pop(module, None)
     rb.extend(TensorDict({"obs": torch.zeros(4, 2), "next": {"obs": torch.ones(4, 2)}}, batch_size=[4], device="cpu"))
-    assert rb.sample().device is None
+    return rb.sample()
