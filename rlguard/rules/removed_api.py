@@ -645,7 +645,7 @@ class RemovedApiRule(Rule):
     def _setter_message(self, change: ApiChange, attr: str) -> tuple[str, str]:
         owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
         head = (f"`self.{attr} = ...` raises RuntimeError since {package} {_text(change.removed_in)}: "
-                f"`{owner}.{attr}` refuses assignment (the target is {_text(self.ctx.target)})")
+                f"`{owner}`'s setter refuses it (the target is {_text(self.ctx.target)})")
         new = change.new_name
         if change.rewrite == "call":
             remedy = (f"call `self.{new}(...)` instead, as upstream's message says (with a value that may be None, "
@@ -698,9 +698,8 @@ class RemovedApiRule(Rule):
         if edits is None:
             remedy += f" (not rewritten: the function reads what it returns otherwise than under \"{key}\")"
         self._flag(literals[0], change, (
-            f"`{method}` returns its output under \"{key}\", where `step` puts it itself since {package} "
-            f"{_text(change.removed_in)}: the keys land under (\"{key}\", \"{key}\") (the target is "
-            f"{_text(self.ctx.target)})", remedy), None, fix=fix, requires=(DerivesFrom(cls.qualname, owner, package),))
+            f"`{method}` output under \"{key}\": `step` nests it since {package} {_text(change.removed_in)}, so "
+            f"keys land under (\"{key}\", \"{key}\") (target {_text(self.ctx.target)})", remedy), None, fix=fix, requires=(DerivesFrom(cls.qualname, owner, package),))
 
     def _check_enum_member(self, node: cst.Attribute) -> None:
         """``ExplorationType.MODE`` in a file that uses a class the member raises with (``TanhNormal``), or

@@ -174,7 +174,7 @@ class RemovedApi(RemovedApiRule):
             fixed="from torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n    def __init__(self, spec):\n"
             "        super().__init__(device=\"cpu\")\n        self.state_spec = spec\n",
             unsafe=True,
-            message="`EnvBase.input_spec` refuses assignment",
+            message="`EnvBase`'s setter refuses it",
             note="A property whose setter refuses every value since 0.2: the property that holds the inputs now.",
         ),
         Example(
@@ -191,7 +191,7 @@ class RemovedApi(RemovedApiRule):
             fixed="from tensordict import TensorDict\nfrom torchrl.envs import EnvBase\n\n\nclass Env(EnvBase):\n"
             "    def _step(self, td):\n        return TensorDict({\"obs\": td[\"obs\"]}, td.shape)\n",
             unsafe=True,
-            message="the keys land under",
+            message="keys land under",
             note="`_step`'s output moved to the root in 0.2 (`step` nests it).",
         ),
     )
