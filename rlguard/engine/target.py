@@ -44,7 +44,12 @@ class Target(NamedTuple):
 
     @property
     def text(self) -> str:
-        return ".".join(map(str, self.version))
+        return version_text(self.version)
+
+
+def version_text(version: tuple[int, ...] | None) -> str:
+    """A release as every message writes it: ``0.14.1``, or ``?`` when unknown."""
+    return ".".join(map(str, version)) if version else "?"
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -171,7 +176,7 @@ def _from_lines(lines: list, where: str) -> Target | None:
         spec = match.group("spec").strip() if match else ""
         newest = newest_admitted(spec) if spec else None
         if newest is not None:
-            shown = ".".join(map(str, newest))
+            shown = version_text(newest)
             return Target(newest, f"pin torchrl{spec} in {where} (judged at {shown}, its newest admitted release)",
                           lowest_admitted(spec))
     return None

@@ -26,7 +26,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Breaks
 from rlguard.engine.names import ImportTable, dotted_name, module_of_import_from
-from rlguard.engine.target import known_releases, parse_version, removed_api_table
+from rlguard.engine.target import known_releases, parse_version, removed_api_table, version_text
 from rlguard.engine.traversal import iter_nodes
 
 Version = tuple[int, ...]
@@ -40,10 +40,6 @@ def _always(_version: Version) -> bool:
 
 def _padded(version: Version) -> Version:
     return (tuple(version) + (0, 0, 0))[:3]
-
-
-def _text(version: Version) -> str:
-    return ".".join(map(str, version))
 
 
 # ----- when a torchrl or tensordict name exists -----
@@ -478,7 +474,7 @@ class _Evaluator:
 
     def _version_text(self, source: str) -> _Value:
         self.sources.add("version")
-        return _text
+        return version_text
 
     def _GeneratorExp(self, node: cst.GeneratorExp) -> _Value | None:
         """``(int(x) for x in version.split("."))``, as unpacking into names reads it: a tuple."""
@@ -581,5 +577,5 @@ def _attribute(value: Any, name: str) -> Any:
     if isinstance(value, _Parsed) and name in ("major", "minor", "micro"):
         return value[("major", "minor", "micro").index(name)]
     if isinstance(value, _Parsed) and name in ("release", "base_version", "public"):
-        return tuple(value) if name == "release" else _text(value)
+        return tuple(value) if name == "release" else version_text(value)
     raise AttributeError(name)

@@ -23,6 +23,7 @@ from rlguard.engine.lazy import cst
 
 from rlguard.engine.call_edits import keyword_edit
 from rlguard.engine.findings import Edit, Fix
+from rlguard.engine.target import version_text
 from rlguard.rules.data import ApiChange, ChangedDefault
 
 
@@ -35,10 +36,6 @@ class DefaultUse(NamedTuple):
     # into a name, so no fix).
     line: cst.SimpleStatementLine | None = None
     target: cst.BaseExpression | None = None
-
-
-def _text(version: tuple[int, ...]) -> str:
-    return ".".join(map(str, version))
 
 
 def relies_on_default(call: cst.Call, change: ChangedDefault) -> bool:
@@ -65,10 +62,10 @@ def dated_by(stale: list[ApiChange]) -> ApiChange | None:
 
 def texts(use: DefaultUse, dated: ApiChange, target: tuple[int, ...]) -> tuple[str, str]:
     """The message and the remedy."""
-    change, since = use.change, _text(use.change.changed_in)
+    change, since = use.change, version_text(use.change.changed_in)
     reference = dated.qualname if dated.kind == "module" else dated.name
     why = (f"this file was written for torchrl before {since}: it uses `{reference}`, which fails from "
-           f"{dated.module.split('.')[0]} {_text(dated.breaks_in or (0,))} (the target is {_text(target)})")
+           f"{dated.module.split('.')[0]} {version_text(dated.breaks_in or (0,))} (the target is {version_text(target)})")
     if change.kind == "parameter":
         head = (f"`{change.cls}(...)` defaults to `{change.name}={change.new}` since torchrl {since}; this file "
                 f"predates it and ran with `{change.name}={change.old}`")
@@ -87,11 +84,11 @@ def fix(use: DefaultUse) -> Fix | None:
     change = use.change
     value = cst.parse_expression(change.old)
     if change.kind == "parameter":
-        return Fix("unsafe", f"Pass `{change.name}={change.old}`, the default before torchrl {_text(change.changed_in)}",
+        return Fix("unsafe", f"Pass `{change.name}={change.old}`, the default before torchrl {version_text(change.changed_in)}",
                    (keyword_edit(use.call, change.name, value),))
     if use.line is None or use.target is None:
         return None
     owner = cst.Module([]).code_for_node(use.target)
     added = cst.parse_statement(f"{owner}.set_keys({change.name}={change.old})\n")
-    return Fix("unsafe", f"Set `{change.name}` back to {change.old}, its key before torchrl {_text(change.changed_in)}",
+    return Fix("unsafe", f"Set `{change.name}` back to {change.old}, its key before torchrl {version_text(change.changed_in)}",
                (Edit(use.line, cst.FlattenSentinel([use.line, added])),))

@@ -19,6 +19,7 @@ from rlguard.engine.index import Built, ProjectIndex
 from rlguard.engine.annotations import ForwardReference, forward_references
 from rlguard.engine.names import dotted_name, loaded_names, module_of_import_from
 from rlguard.engine.prefilter import Token, TokenGroups
+from rlguard.engine.target import version_text
 from rlguard.engine.traversal import iter_nodes
 from rlguard.rules import changed_defaults
 from rlguard.rules.base import Option, Rule
@@ -88,10 +89,6 @@ def _necessary_text(change: ApiChange) -> Token:
         parts.append(change.module.rpartition(".")[2])
     unique = tuple(dict.fromkeys(parts))
     return unique[0] if len(unique) == 1 else unique
-
-
-def _text(version: tuple[int, ...] | None) -> str:
-    return ".".join(map(str, version)) if version else "?"
 
 
 class _Table(NamedTuple):
@@ -270,13 +267,13 @@ class RemovedApiRule(Rule):
         package = change.module.split(".")[0]
         old = change.name.split(".")[-1]
         if self._state(change) == "removed":
-            removed = _text(change.removed_in)
+            removed = version_text(change.removed_in)
             head = f"`{old}` was removed in {package} {removed}, so {effect}"
-            return head, f"{_advice(change, old)} (`{old}` is gone on every {package} from {removed} on; the target is {_text(self.ctx.target)})"
+            return head, f"{_advice(change, old)} (`{old}` is gone on every {package} from {removed} on; the target is {version_text(self.ctx.target)})"
         else:
             going = change.removed_in or change.announced_removal
-            head = (f"`{old}` is deprecated since {package} {_text(change.deprecated_in)} and "
-                    + (f"goes in {_text(going)}" if going else "upstream has not said when it goes"))
+            head = (f"`{old}` is deprecated since {package} {version_text(change.deprecated_in)} and "
+                    + (f"goes in {version_text(going)}" if going else "upstream has not said when it goes"))
         return head, _advice(change, old)
 
     def _fix(self, change: ApiChange, edits: list[Edit]) -> Fix | None:
@@ -483,8 +480,8 @@ class RemovedApiRule(Rule):
                 Fix("safe", f"Pass `{parameter}=` by name", (Edit(arg, named),))
             package = change.module.split(".")[0]
             self._flag(arg, change, (f"`{short}` takes `{parameter}` only by name since {package} "
-                                     f"{_text(change.removed_in)}, so passing it by position raises TypeError "
-                                     f"(the target is {_text(self.ctx.target)})", f"pass it as `{parameter}=...`"),
+                                     f"{version_text(change.removed_in)}, so passing it by position raises TypeError "
+                                     f"(the target is {version_text(self.ctx.target)})", f"pass it as `{parameter}=...`"),
                        "TypeError", fix=fix)
 
     def _keyword_fix(self, change: ApiChange, edits: list[Edit]) -> Fix | None:
@@ -574,8 +571,8 @@ class RemovedApiRule(Rule):
             if change.fix == "safe" and not stored else None
         spelled = "][".join(f'"{k}"' for k in change.path)
         self._flag(node, change, (
-            f"`{container}[\"{key}\"]` is gone from torchrl {_text(change.removed_in)}: the key moved (the target is "
-            f"{_text(self.ctx.target)})",
+            f"`{container}[\"{key}\"]` is gone from torchrl {version_text(change.removed_in)}: the key moved (the target is "
+            f"{version_text(self.ctx.target)})",
             f"read `{container}[{spelled}]`, which holds what `{key}` held"
             + (f" (`env.{(change.replacement or '').rpartition('.')[2]}` reads it too)"
                if len(change.path) == 1 and change.replacement else "")
@@ -644,8 +641,8 @@ class RemovedApiRule(Rule):
 
     def _setter_message(self, change: ApiChange, attr: str) -> tuple[str, str]:
         owner, package = change.name.rpartition(".")[0], change.module.split(".")[0]
-        head = (f"`self.{attr} = ...` raises RuntimeError since {package} {_text(change.removed_in)}: "
-                f"`{owner}`'s setter refuses it (the target is {_text(self.ctx.target)})")
+        head = (f"`self.{attr} = ...` raises RuntimeError since {package} {version_text(change.removed_in)}: "
+                f"`{owner}`'s setter refuses it (the target is {version_text(self.ctx.target)})")
         new = change.new_name
         if change.rewrite == "call":
             remedy = (f"call `self.{new}(...)` instead, as upstream's message says (with a value that may be None, "
@@ -698,8 +695,8 @@ class RemovedApiRule(Rule):
         if edits is None:
             remedy += f" (not rewritten: the function reads what it returns otherwise than under \"{key}\")"
         self._flag(literals[0], change, (
-            f"`{method}` output under \"{key}\": `step` nests it since {package} {_text(change.removed_in)}, so "
-            f"keys land under (\"{key}\", \"{key}\") (target {_text(self.ctx.target)})", remedy), None, fix=fix, requires=(DerivesFrom(cls.qualname, owner, package),))
+            f"`{method}` output under \"{key}\": `step` nests it since {package} {version_text(change.removed_in)}, so "
+            f"keys land under (\"{key}\", \"{key}\") (target {version_text(self.ctx.target)})", remedy), None, fix=fix, requires=(DerivesFrom(cls.qualname, owner, package),))
 
     def _check_enum_member(self, node: cst.Attribute) -> None:
         """``ExplorationType.MODE`` in a file that uses a class the member raises with (``TanhNormal``), or
@@ -723,7 +720,7 @@ class RemovedApiRule(Rule):
             new = (change.replacement or "").rpartition(".")[2]
             fix = Fix("unsafe", f"Use `{new}`", (Edit(node.attr, cst.Name(new)),)) if new else None
             self._flag(node, change, (f"`{enum.rpartition('.')[2]}.{member}` raises with {who} since torchrl "
-                                      f"{_text(change.removed_in)} (the target is {_text(self.ctx.target)})",
+                                      f"{version_text(change.removed_in)} (the target is {version_text(self.ctx.target)})",
                                       f"use `{new}`, as upstream's message says"), "RuntimeError", fix=fix,
                        requires=requires)
 
@@ -767,16 +764,16 @@ class RemovedApiRule(Rule):
     def _member_message(self, change: ApiChange, what: str) -> tuple[str, str]:
         package = change.module.split(".")[0]
         use = f"use `{change.replacement}`" if change.replacement else "upstream names no replacement: remove it"
-        target = _text(self.ctx.target)
+        target = version_text(self.ctx.target)
         if self._only_ignored(change):
-            head = f"{what} is silently ignored from {package} {_text(change.ignored_in)} (the target is {target})"
+            head = f"{what} is silently ignored from {package} {version_text(change.ignored_in)} (the target is {target})"
             use = f"the constructor takes it through `**kwargs` and drops it, so the default is used: {use}"
             if change.removed_in is not None:
-                use += f"; it raises TypeError from {_text(change.removed_in)}"
+                use += f"; it raises TypeError from {version_text(change.removed_in)}"
         else:
-            head = f"{what} was removed in {package} {_text(change.removed_in)} (the target is {target})"
+            head = f"{what} was removed in {package} {version_text(change.removed_in)} (the target is {target})"
             if change.ignored_in is not None:  # the detail goes in the remedy: the first line stays short
-                use += f"; {package} {_text(change.ignored_in)} already ignored it without a word (the default was used)"
+                use += f"; {package} {version_text(change.ignored_in)} already ignored it without a word (the default was used)"
         return head, use + (f"; {change.note}" if change.note else "")
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -821,7 +818,7 @@ class RemovedApiRule(Rule):
         for statement, alias, change, imported in self._module_imports:
             effect = self._effect(alias or statement, "this import fails at run time")
             gone, package = change.qualname, change.module.split(".")[0]
-            head = f"`{gone}` was removed in {package} {_text(change.removed_in)}, so {effect}"
+            head = f"`{gone}` was removed in {package} {version_text(change.removed_in)}, so {effect}"
             if not change.replacement:
                 remedy = "upstream names no replacement: remove or rewrite this import"
             else:
@@ -830,7 +827,7 @@ class RemovedApiRule(Rule):
                 short = imported.rpartition(".")[2]
                 if imported.startswith(gone + ".") and short not in change.provides:
                     remedy += f"; it has no `{short}`: rewrite what uses it"
-            remedy += f" (the target is {_text(self.ctx.target)})"
+            remedy += f" (the target is {version_text(self.ctx.target)})"
             # ``from package import gone`` raises a plain ImportError; importing the module or from it, its subclass
             raises = "ImportError" if isinstance(statement, cst.ImportFrom) and imported == gone else "ModuleNotFoundError"
             self._flag(alias or statement, change, (head, remedy), raises,
@@ -883,10 +880,10 @@ class RemovedApiRule(Rule):
             elif clash is not None:
                 remedy += f" (not rewritten: `{clash}` names something else in this file)"
             old, package = change.name, change.module.split(".")[0]
-            head = f"`{old}(...)` raises RuntimeError since {package} {_text(change.removed_in)}: its constructor only raises" \
+            head = f"`{old}(...)` raises RuntimeError since {package} {version_text(change.removed_in)}: its constructor only raises" \
                 if change.found == "raises" else \
-                f"`{old}` is gone from `{change.module}` since {package} {_text(change.removed_in)}, and its class only raises"
-            self._flag(call, change, (f"{head} (the target is {_text(self.ctx.target)})", remedy),
+                f"`{old}` is gone from `{change.module}` since {package} {version_text(change.removed_in)}, and its class only raises"
+            self._flag(call, change, (f"{head} (the target is {version_text(self.ctx.target)})", remedy),
                        "RuntimeError" if change.found == "raises" else "ImportError", fix=fix)
 
     def _flag_steps(self) -> None:
@@ -902,7 +899,7 @@ class RemovedApiRule(Rule):
             for name, change in wrappers.items():
                 fix = Fix("unsafe", f"Call `.step()` on the `{change.new_name}`", (Edit(step.value, last_module(step.value)),))
                 self._flag(step, change, (
-                    f"`{receiver}` is a `{name}`, whose constructor only raises since torchrl {_text(change.removed_in)}: "
+                    f"`{receiver}` is a `{name}`, whose constructor only raises since torchrl {version_text(change.removed_in)}: "
                     f"rewritten as `{SEQUENTIAL[1]}(policy, {change.new_name}(...))`, it has no `.step()`",
                     f"call `.step()` on the module, the last of the sequence: `{receiver}[-1].step(...)`"),
                     "RuntimeError", fix=fix, requires=(WrapperValue(built, name),))

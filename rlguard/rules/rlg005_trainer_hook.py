@@ -13,6 +13,7 @@ from rlguard.engine.index import ProjectIndex
 from rlguard.engine.class_lookup import may_be_project
 from rlguard.engine.reach import bound_once, may_derive_from, member_class
 from rlguard.engine.suggest import closest, one_edit_away
+from rlguard.engine.target import version_text
 from rlguard.rules.base import Example, Rule
 from rlguard.rules.data import (
     TRAINER_HOOK_BASES,
@@ -82,10 +83,6 @@ def _remedy(name: str, valid: tuple[str, ...]) -> str:
     if name in newest and name not in TRAINER_HOOKS_ORIGINAL:
         remedy += f" (`{name}` exists from torchrl 0.14)"
     return remedy
-
-
-def _version(target: tuple[int, ...]) -> str:
-    return ".".join(str(part) for part in target)
 
 
 class TrainerHook(Rule):
@@ -348,7 +345,7 @@ class TrainerHook(Rule):
             return
         method = func.attr.value
         message = (f"`{method}({name!r}, ...)` raises `RuntimeError`: {name!r} is not a hook destination in "
-                   f"torchrl {_version(self.ctx.target)}")
+                   f"torchrl {version_text(self.ctx.target)}")
         fix = self._fix(literal, name, valid) if literal is written else None  # a constant may serve elsewhere too
         self.report(node, message, remedy=_remedy(name, valid), fix=fix, requires=requires)
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import Edit, Fix
+from rlguard.engine.target import version_text
 from rlguard.engine.versions import Guard, Predicate, Version, block_statements, dated_names
 from rlguard.rules.base import Example, Rule
 
@@ -15,10 +16,6 @@ _CODE = (
     "import torchrl\n"
     "from packaging.version import Version\n\n"
 )
-
-
-def _text(version: Version) -> str:
-    return ".".join(map(str, version))
 
 
 class OutdatedCompatCode(Rule):
@@ -128,7 +125,7 @@ class OutdatedCompatCode(Rule):
             if live is None or not dead:
                 continue
             label, statements, runs = dead[0]
-            last, lowest = _text(max(v for v in older if runs(v))), _text(self.ctx.lowest)
+            last, lowest = version_text(max(v for v in older if runs(v))), version_text(self.ctx.lowest)
             if statements:
                 what = f"its `{label}` branch runs only on torchrl {last} and older"
             else:  # ``if`` without ``else``: the condition alone is outdated
