@@ -20,7 +20,7 @@ from rlguard.engine.annotations import ForwardReference, forward_references
 from rlguard.engine.names import dotted_name, loaded_names, module_of_import_from
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.traversal import iter_nodes
-from rlguard.rules import changed_defaults
+from rlguard.rules import changed_defaults, value_heads
 from rlguard.rules.base import Option, Rule
 from rlguard.rules.data import (CHANGED_DEFAULTS, FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF,
                                 REMOVED_API, ApiChange, ChangedDefault)
@@ -105,6 +105,8 @@ class RemovedApiRule(Rule):
     # Reports the defaults that changed (``changed_defaults``) in files its stale references date before the
     # change. No pre-filter token of its own: such a file holds a stale reference, whose tokens let it through.
     judges_defaults: ClassVar[bool] = False
+    # Reports a value head of an ``ActorValueOperator`` given to a value estimator (``value_heads``).
+    judges_value_heads: ClassVar[bool] = False
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -163,7 +165,9 @@ class RemovedApiRule(Rule):
 
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
-        tokens = {_necessary_text(c) for c in REMOVED_API if cls.owns(c)}
+        tokens: set[Token] = {_necessary_text(c) for c in REMOVED_API if cls.owns(c)}
+        if cls.judges_value_heads:
+            tokens.add(value_heads.HEAD)
         return (tuple(sorted(tokens, key=str)),)
 
     @classmethod
@@ -182,6 +186,8 @@ class RemovedApiRule(Rule):
         if isinstance(requirement, DerivesFrom):
             roots = _roots(requirement.root, requirement.package)
             return {} if index.derives_from(requirement.qualname, roots, near=path) else None
+        if isinstance(requirement, value_heads.ValueHead):
+            return {} if value_heads.holds(requirement, index, path) else None
         if isinstance(requirement, ClassUsedVia):
             for module in requirement.modules:
                 for facts in index.module_files(module, path):
@@ -371,6 +377,8 @@ class RemovedApiRule(Rule):
         self._check_wrapper(node)
         if self._defaults:
             self._check_default(node)
+        if self.judges_value_heads and self.ctx.target >= value_heads.BREAKS.since:
+            self._check_value_head(node)
         if isinstance(node.func, cst.Name):
             self._call_of[id(node.func)] = node
         self._check_positional(node)
@@ -389,6 +397,20 @@ class RemovedApiRule(Rule):
                 self._flag(keywords[keyword], change, self._member_message(change, what),
                            "TypeError", fix=self._keyword_fix(change, edits))
         self._check_forwarded(node, keywords)
+
+    def _check_value_head(self, node: cst.Call) -> None:
+        """``GAE(value_network=avo.get_value_head())``, directly, through a name, or through a project callable
+        that hands the argument to an estimator."""
+        for value, callee, slot in value_heads.sinks(node, self.ctx.callee(node), self.ctx.project_callee(node)):
+            binding, shadow = self.ctx.binding_in(value.value, {}) if isinstance(value, cst.Name) else (None, {})
+            bound = binding.value if binding is not None and not binding.opaque and binding.unpacked is None else None
+            head = value_heads.head_call(value, bound)
+            receiver = self.ctx.built(head.func.value, shadow=shadow) \
+                if head is not None and isinstance(head.func, cst.Attribute) else None
+            if head is None or receiver is None:
+                continue
+            self.report(value, value_heads.MESSAGE, remedy=value_heads.REMEDY, fix=value_heads.fix(head),
+                        breaks=value_heads.BREAKS, requires=(value_heads.ValueHead(receiver, callee, slot),))
 
     def _check_default(self, node: cst.Call) -> None:
         """A call of a torchrl class whose default changed, relying on it; ``.set_keys`` calls, which set a

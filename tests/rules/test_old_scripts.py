@@ -43,8 +43,11 @@ KNOWN_GAPS: dict[str, str] = {
                 "`common_features`), which only the actor writes. torchrl 0.1's GAE ran it on "
                 "`step_mdp(td, keep_other=True)`, which carried the root's `common_features` into the next step (the "
                 "next value came from the current features); 0.14's GAE stacks the root's and the next step's inputs "
-                "and refuses keys only one has. No removed API: a person must pass "
-                "`actor_critic.get_value_operator()` (with it, the fixed script runs)",
+                "and refuses keys only one has. RLG007 flags a value head given to an estimator (and fixes it to "
+                "`get_value_operator()`) where the head is built in the file that hands it on, but here "
+                "`make_ppo_models` in utils.py returns it and `main` in ppo.py passes it to `make_loss`, which "
+                "builds the GAE: a value a project function returns is not followed to its callers. A person "
+                "must pass `actor_critic.get_value_operator()` (with it, the fixed script runs)",
 }
 # The environments' packages a script needs (the test extra: gymnasium with its classic-control and mujoco
 # extras): without them it is skipped, saying which is missing.
