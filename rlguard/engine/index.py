@@ -266,18 +266,27 @@ class ProjectIndex:
             return None  # a project function whose result is unknown
         return inner or (cls, function.path)
 
-    def value_class(self, built: Built, near: str, same_value_methods: frozenset[str],
-                    seen: tuple[str, ...] = ()) -> str | None:
-        """The class (as its builder spelled it) of the value ``built`` describes, followed through the
-        project: item ``i`` of a tuple a project function returns, a call of ``same_value_methods``
-        (``.to(device)``) to its receiver, and a project factory to what every return builds. None
+    def value_class(self, built: Built, near: str, same_value_methods: frozenset[str]) -> str | None:
+        """The class (as its builder spelled it) of the value ``built`` describes (see ``value_origin``); None
+        when it comes out of a method that is not one of ``same_value_methods``, or is unknown."""
+        origin = self.value_origin(built, near, same_value_methods)
+        return origin[0].callee if origin is not None and not origin[0].callee.startswith(".") else None
+
+    def value_origin(self, built: Built, near: str, same_value_methods: frozenset[str],
+                     seen: tuple[str, ...] = ()) -> tuple[Built, str] | None:
+        """The call that made the value ``built`` describes, and the file whose names it spells, followed
+        through the project: item ``i`` of a tuple a project function returns, a call of ``same_value_methods``
+        (``.to(device)``) to its receiver, and a project factory to what every return builds. It ends at a
+        class or library function, or at another method called on a value (``ac.get_value_head()``). None
         when the returns differ or anything on the way is unknown."""
         if len(seen) > _MAX_FOLLOWED:
             return None
         if built.callee.startswith("."):
-            if built.receiver is None or built.callee[1:] not in same_value_methods:
+            if built.receiver is None:
                 return None
-            return self.value_class(built.receiver, near, same_value_methods, seen)
+            if built.callee[1:] not in same_value_methods:
+                return built, near
+            return self.value_origin(built.receiver, near, same_value_methods, seen)
         position = None
         if built.callee.startswith("["):  # item i of what a factory returns
             if built.receiver is None or built.receiver.callee.startswith((".", "[")):
@@ -285,17 +294,17 @@ class ProjectIndex:
             position, built = built.callee[1:-1], built.receiver
         function = self.get_function(built.callee, near)
         if function is None:
-            return built.callee if position is None else None  # a class, or a function of a library
+            return (built, near) if position is None else None  # a class, or a function of a library
         if function.opaque or not function.returns or function.qualname in seen:
             return None
-        classes = set()
+        origins = set()
         for returned in function.returns:
             item: Built | None = returned
             if position is not None:
                 item = dict(returned.args).get(position) if returned.callee == TUPLE else None
-            classes.add(self.value_class(item, function.path, same_value_methods, seen + (function.qualname,))
+            origins.add(self.value_origin(item, function.path, same_value_methods, seen + (function.qualname,))
                         if item is not None else None)
-        return classes.pop() if len(classes) == 1 else None
+        return origins.pop() if len(origins) == 1 else None
 
     def returned_kind(self, qualname: str, near: str = "", seen: tuple[str, ...] = (),
                       args: tuple[tuple[int | str, str], ...] = ()) -> str | None:

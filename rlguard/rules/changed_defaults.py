@@ -60,12 +60,28 @@ def dated_by(stale: list[ApiChange]) -> ApiChange | None:
     return min(stale, key=lambda c: c.breaks_in or (10**6,), default=None)
 
 
+def dated_before(stale: list[ApiChange], since: tuple[int, ...], target: tuple[int, ...],
+                 lowest: tuple[int, ...] | None) -> ApiChange | None:
+    """The stale reference (of those that stand) dating the file before torchrl ``since``, where the target is
+    at or after it and no pin's lowest release (``lowest``) bounds the code to releases from it on."""
+    if target < since or (lowest is not None and lowest >= since):
+        return None
+    dated = dated_by(stale)
+    return dated if dated is not None and (dated.breaks_in or (0,)) <= since else None
+
+
+def written_before(dated: ApiChange, since: tuple[int, ...], target: tuple[int, ...]) -> str:
+    """Why the file was written for torchrl before ``since``: the reference ``dated`` dates it."""
+    reference = dated.qualname if dated.kind == "module" else dated.name
+    return (f"this file was written for torchrl before {version_text(since)}: it uses `{reference}`, which fails "
+            f"from {dated.module.split('.')[0]} {version_text(dated.breaks_in or (0,))} (the target is "
+            f"{version_text(target)})")
+
+
 def texts(use: DefaultUse, dated: ApiChange, target: tuple[int, ...]) -> tuple[str, str]:
     """The message and the remedy."""
     change, since = use.change, version_text(use.change.changed_in)
-    reference = dated.qualname if dated.kind == "module" else dated.name
-    why = (f"this file was written for torchrl before {since}: it uses `{reference}`, which fails from "
-           f"{dated.module.split('.')[0]} {version_text(dated.breaks_in or (0,))} (the target is {version_text(target)})")
+    why = written_before(dated, use.change.changed_in, target)
     if change.kind == "parameter":
         head = (f"`{change.cls}(...)` defaults to `{change.name}={change.new}` since torchrl {since}; this file "
                 f"predates it and ran with `{change.name}={change.old}`")

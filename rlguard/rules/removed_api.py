@@ -21,7 +21,7 @@ from rlguard.engine.names import dotted_name, loaded_names, module_of_import_fro
 from rlguard.engine.prefilter import Token, TokenGroups
 from rlguard.engine.target import version_text
 from rlguard.engine.traversal import iter_nodes
-from rlguard.rules import changed_defaults
+from rlguard.rules import changed_defaults, value_heads
 from rlguard.rules.base import Option, Rule
 from rlguard.rules.data import (CHANGED_DEFAULTS, FORWARDED_KEYWORDS, MEMBER_HOLDERS, MODULE_METHODS_RETURNING_SELF,
                                 REMOVED_API, ApiChange, ChangedDefault)
@@ -167,6 +167,8 @@ class RemovedApiRule(Rule):
     # Reports the defaults that changed (``changed_defaults``) in files its stale references date before the
     # change. No pre-filter token of its own: such a file holds a stale reference, whose tokens let it through.
     judges_defaults: ClassVar[bool] = False
+    # Reports a value head of an ``ActorValueOperator`` given to a value estimator (``value_heads``).
+    judges_value_heads: ClassVar[bool] = False
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -197,10 +199,14 @@ class RemovedApiRule(Rule):
         self._keys_set: set[str] = set()  # keywords of any ``.set_keys(...)`` call in the file
         self._line: cst.SimpleStatementLine | None = None  # the simple statement line being walked
         self._stale: list[tuple[cst.CSTNode, Breaks, ApiChange]] = []  # uses that fail at the target
+        self._heads: list[tuple[cst.Call, Built]] = []  # ``x.get_value_head()`` calls, with what builds ``x``
+        self._heads_reported: set[int] = set()  # of those, the ones reported where an estimator gets them
 
     @classmethod
     def prefilter_tokens(cls, target: tuple[int, ...]) -> TokenGroups:
-        tokens = {_necessary_text(c) for c in REMOVED_API if cls.owns(c)}
+        tokens: set[Token] = {_necessary_text(c) for c in REMOVED_API if cls.owns(c)}
+        if cls.judges_value_heads:
+            tokens.add(value_heads.HEAD)
         return (tuple(sorted(tokens, key=str)),)
 
     @classmethod
@@ -219,6 +225,8 @@ class RemovedApiRule(Rule):
         if isinstance(requirement, DerivesFrom):
             roots = _roots(requirement.root, requirement.package)
             return {} if index.derives_from(requirement.qualname, roots, near=path) else None
+        if isinstance(requirement, value_heads.ValueHead):
+            return {} if value_heads.holds(requirement, index, path) else None
         if isinstance(requirement, ClassUsedVia):
             for module in requirement.modules:
                 for facts in index.module_files(module, path):
@@ -408,6 +416,8 @@ class RemovedApiRule(Rule):
         self._check_wrapper(node)
         if self._defaults:
             self._check_default(node)
+        if self.judges_value_heads and self.ctx.target >= value_heads.BREAKS.since:
+            self._check_value_head(node)
         if isinstance(node.func, cst.Name):
             self._call_of[id(node.func)] = node
         self._check_positional(node)
@@ -427,6 +437,47 @@ class RemovedApiRule(Rule):
                            "TypeError", fix=self._keyword_fix(change, edits))
         self._check_forwarded(node, keywords)
 
+    def _check_value_head(self, node: cst.Call) -> None:
+        """``GAE(value_network=avo.get_value_head())``, directly, through a name, through a project function
+        returning the head, or through a project callable that hands the argument to an estimator; a fix where
+        the head is taken in this file. Head calls are kept for ``_flag_dated_heads``."""
+        if value_heads.is_head_call(node) and isinstance(node.func, cst.Attribute):
+            receiver = self.ctx.built(node.func.value)
+            if receiver is not None:
+                self._heads.append((node, receiver))
+        for value, callee, slot in value_heads.sinks(node, self.ctx.callee(node), self.ctx.project_callee(node)):
+            built = self.ctx.built(value)
+            if built is None or not value_heads.may_be_head(built):
+                continue
+            binding = self.ctx.binding_in(value.value, {})[0] if isinstance(value, cst.Name) else None
+            bound = binding.value if binding is not None and not binding.opaque and binding.unpacked is None else None
+            head = value_heads.head_call(value, bound)
+            if head is not None:
+                self._heads_reported.add(id(head))
+            self.report(value, value_heads.MESSAGE, remedy=value_heads.REMEDY + ("" if head else value_heads.ELSEWHERE),
+                        fix=value_heads.fix(head) if head is not None else None,
+                        breaks=value_heads.BREAKS, requires=(value_heads.ValueHead(built, callee, slot),))
+
+    def _flag_dated_heads(self) -> None:
+        """In a file written for torchrl 0.1, whose estimators ran a value head on the current step's
+        features, each head of an operator not already reported at an estimator: where it goes is not always
+        followed (a project function returns it to its callers)."""
+        heads = [(call, receiver) for call, receiver in self._heads if id(call) not in self._heads_reported]
+        dated = self._dated_before(value_heads.BREAKS.since) if heads else None
+        if dated is None:
+            return
+        message, remedy = value_heads.dated_texts(changed_defaults.written_before(
+            dated, value_heads.BREAKS.since, self.ctx.target))
+        for call, receiver in heads:
+            self.report(call, message, remedy=remedy, fix=value_heads.fix(call), breaks=value_heads.BREAKS,
+                        requires=(value_heads.ValueHead(Built("." + value_heads.HEAD, receiver=receiver)),))
+
+    def _dated_before(self, since: tuple[int, ...]) -> ApiChange | None:
+        """The stale reference standing here that dates the file before torchrl ``since`` (``changed_defaults``)."""
+        versions = self.ctx.versions
+        return changed_defaults.dated_before([c for node, breaks, c in self._stale if versions.stands(node, breaks)],
+                                             since, self.ctx.target, self.ctx.lowest)
+
     def _check_default(self, node: cst.Call) -> None:
         """A call of a torchrl class whose default changed, relying on it; ``.set_keys`` calls, which set a
         loss's keys explicitly."""
@@ -442,17 +493,10 @@ class RemovedApiRule(Rule):
 
     def _flag_changed_defaults(self) -> None:
         """Each use relying on a default that changed, in a file its stale references date before the change."""
-        if not self._default_uses:
-            return
-        versions = self.ctx.versions
-        dated = changed_defaults.dated_by([c for node, breaks, c in self._stale if versions.stands(node, breaks)])
-        if dated is None:
-            return
         for use in self._default_uses:
             change = use.change
-            if self.ctx.target < change.changed_in or (dated.breaks_in or (0,)) > change.changed_in \
-                    or (self.ctx.lowest is not None and self.ctx.lowest >= change.changed_in) \
-                    or (change.kind == "tensor-key" and change.name in self._keys_set):
+            dated = self._dated_before(change.changed_in)
+            if dated is None or (change.kind == "tensor-key" and change.name in self._keys_set):
                 continue
             message, remedy = changed_defaults.texts(use, dated, self.ctx.target)
             self.report(use.call, message, remedy=remedy, fix=changed_defaults.fix(use), breaks=Breaks(change.changed_in))
@@ -793,6 +837,7 @@ class RemovedApiRule(Rule):
         self._flag_module_imports()
         self._leave_imports_and_uses()
         self._flag_changed_defaults()  # last: the stale references above date the file
+        self._flag_dated_heads()
 
     def _leave_imports_and_uses(self) -> None:
         """Imports of old names with their uses, ``module.<old name>``, and names only a star import gave."""

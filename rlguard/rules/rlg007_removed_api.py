@@ -32,6 +32,12 @@ class RemovedApi(RemovedApiRule):
         "release or earlier), each use that relies on the old default: `ParallelEnv(...)` without `daemon=` "
         "(daemonic workers up to 0.10, not from 0.11) and a `DiscreteSACLoss` whose Q-value key was "
         "\"state_value\" up to 0.1 (\"action_value\" from 0.2). "
+        "A value head of an `ActorValueOperator` (`get_value_head()`) given as a value estimator's "
+        "`value_network` (`GAE`, `TD0Estimator`, `TD1Estimator`, `TDLambdaEstimator`, `VTrace`, a loss's "
+        "`make_value_estimator`), directly, through a name, through a project function that returns it (in any "
+        "file) or one that hands it on: from 0.2 the estimator runs it on the next step's keys, which never hold "
+        "the common module's output; in a file written for torchrl 0.1 (dated as for a changed default), every "
+        "such head, wherever it goes, since 0.1's estimators ran it. "
         "The table behind it is generated from every release's wheel from the first on; "
         "[the upgrade guide](../upgrading.md) renders it. With the `preview` option, names that are "
         "deprecated at the target but not yet removed are flagged too, with the version that removes them."
@@ -70,7 +76,12 @@ class RemovedApi(RemovedApiRule):
         "become `out` (not rewritten when the method reads what it returns otherwise). Unsafe for a default that changed: the old value is passed "
         "(`daemon=True`; `loss.set_keys(action_value=\"state_value\")` after the line building the loss), only "
         "where a stale reference dates the file before the change and no pin bounds the code to releases from "
-        "the change on: modern code means the new default. No fix where upstream names no replacement, for removed methods and "
+        "the change on: modern code means the new default. Unsafe for a value head given to an estimator, where "
+        "the file takes the head, and for a head in a file written for 0.1: `get_value_operator()` instead (the "
+        "common module, then the head; it computes the features on both steps, where 0.1 read the current "
+        "step's for the next value; its parameters include the common module's, so an optimizer also given the "
+        "actor's lists them twice, which torch warns about); no fix where the head is taken in another file (a "
+        "project function returns it): the message says to call it there. No fix where upstream names no replacement, for removed methods and "
         "keywords without a successor, and for a wrapper call passing more than the policy and keywords the "
         "module takes: the message says what to write."
     )
@@ -94,6 +105,17 @@ class RemovedApi(RemovedApiRule):
                 "        return TensorDict({\"obs\": td[\"obs\"], \"next_obs\": {\"a\": 1}}, td.shape)\n",
                 note="Modern code: the device given to the constructor, specs set through their properties, and "
                      "`_step`'s entries at the root."),
+        Example("from torchrl.modules import ActorValueOperator\nfrom torchrl.objectives import ClipPPOLoss\n"
+                "from torchrl.objectives.value import GAE\n\n"
+                "actor_critic = ActorValueOperator(common, policy_head, value_head)\n"
+                "advantage = GAE(gamma=0.99, lmbda=0.95, value_network=actor_critic.get_value_operator())\n"
+                "loss = ClipPPOLoss(actor_critic.get_policy_operator(), actor_critic.get_value_head())\n",
+                note="The estimator gets the common module and the head; a loss's critic reads data the policy "
+                     "operator (common module included) already wrote, and runs."),
+        Example("from torchrl.objectives.value import GAE\n\n\nclass Model:\n    def get_value_head(self):\n"
+                "        return self.head\n\n\nadvantage = GAE(gamma=0.99, lmbda=0.95, "
+                "value_network=Model().get_value_head())\n",
+                note="A project class's method of the same name is not torchrl's."),
     )
     invalid = (
         Example(
@@ -194,9 +216,36 @@ class RemovedApi(RemovedApiRule):
             message="keys land under",
             note="`_step`'s output moved to the root in 0.2 (`step` nests it).",
         ),
+        Example(
+            "from torchrl.modules import ActorValueOperator\nfrom torchrl.objectives.value import GAE\n\n"
+            "actor_critic = ActorValueOperator(common, policy_head, value_head)\n"
+            "critic = actor_critic.get_value_head()\nadvantage = GAE(gamma=0.99, lmbda=0.95, value_network=critic)\n",
+            fixed="from torchrl.modules import ActorValueOperator\nfrom torchrl.objectives.value import GAE\n\n"
+            "actor_critic = ActorValueOperator(common, policy_head, value_head)\n"
+            "critic = actor_critic.get_value_operator()\nadvantage = GAE(gamma=0.99, lmbda=0.95, value_network=critic)\n",
+            unsafe=True,
+            message="reads the common module's output",
+            note="From torchrl 0.2 an estimator runs its network on the next step's keys, which never hold the "
+                 "common module's output: it needs the common module too.",
+        ),
+        Example(
+            "from torchrl.modules import ActorValueOperator\nfrom torchrl.objectives.value import TDEstimate\n\n\n"
+            "def make_models(common, policy_head, value_head):\n"
+            "    actor_critic = ActorValueOperator(common, policy_head, value_head)\n"
+            "    return actor_critic.get_policy_operator(), actor_critic.get_value_head()\n",
+            fixed="from torchrl.modules import ActorValueOperator\nfrom torchrl.objectives.value import TDEstimate\n\n\n"
+            "def make_models(common, policy_head, value_head):\n"
+            "    actor_critic = ActorValueOperator(common, policy_head, value_head)\n"
+            "    return actor_critic.get_policy_operator(), actor_critic.get_value_operator()\n",
+            unsafe=True,
+            message="ran in torchrl 0.1's value estimators",
+            note="A file written for torchrl 0.1 (`TDEstimate` is gone from 0.1) returns a head: its callers gave "
+                 "it to an estimator, which 0.1 ran on the current step's features.",
+        ),
     )
     owns = staticmethod(_not_collector)
     # A subclass of an environment class whose setter refuses assignment, or whose ``_step`` output
     # moved, may name neither the class nor the attribute's owner: its bases decide (any linted file).
     class_roots = frozenset(c.name.split(".")[0] for c in REMOVED_API if c.kind in ("setter", "returns"))
     judges_defaults = True
+    judges_value_heads = True

@@ -37,15 +37,7 @@ SCRIPTS = sorted(f for f in os.listdir(FIXTURES) if f.endswith(".py") or os.path
 # Scripts that cannot run here whatever rlguard does, with the reason.
 BLOCKED: dict[str, str] = {}
 # Scripts rlguard does not fix whole yet, with what is missing.
-KNOWN_GAPS: dict[str, str] = {
-    "ppo_v0_1": "after the fix (NormalParamWrapper rewritten, the v0.1 spec keys moved, min/max renamed) the script "
-                "stops in GAE: its value network is the value head (`actor_critic.get_value_head()`, in_keys "
-                "`common_features`), which only the actor writes. torchrl 0.1's GAE ran it on "
-                "`step_mdp(td, keep_other=True)`, which carried the root's `common_features` into the next step (the "
-                "next value came from the current features); 0.14's GAE stacks the root's and the next step's inputs "
-                "and refuses keys only one has. No removed API: a person must pass "
-                "`actor_critic.get_value_operator()` (with it, the fixed script runs)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 # The environments' packages a script needs (the test extra: gymnasium with its classic-control and mujoco
 # extras): without them it is skipped, saying which is missing.
 NEEDS: dict[str, tuple[str, ...]] = {
