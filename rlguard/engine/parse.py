@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import re
 import tokenize
+import warnings
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -84,16 +86,24 @@ def syntax_error(text: str) -> ParseError | None:
     only knows the running interpreter's grammar, though: on 3.11 it rejects 3.12's ``type X = ...``
     and f-strings that reuse their quote, which libcst parses. So its "no" is checked with libcst.
     """
-    error = _compile_error(text)
+    error = _compile_error(text, flags=0)
     if error is None or not isinstance(parse(Source(text, "utf-8")), ParseError):
         return None
     return error
 
 
-def _compile_error(text: str) -> ParseError | None:
-    """Python's own diagnosis, which names the offending line more precisely than libcst."""
+# Compiling to bytecode skips building Python's ``ast`` objects, which costs more than the rest of the
+# compile: it is the quicker check. Its later stages also reject what the grammar accepts ("'return' outside
+# function"), which libcst then accepts, and warn ("is" with a literal): warnings from it are not the user's.
+_CHECKED_NAME = "<rlguard syntax check>"
+warnings.filterwarnings("ignore", module=re.escape(_CHECKED_NAME))
+
+
+def _compile_error(text: str, flags: int = ast.PyCF_ONLY_AST) -> ParseError | None:
+    """Python's own diagnosis, which names the offending line more precisely than libcst; ``flags`` 0 also
+    runs the compiler's later stages (see ``_CHECKED_NAME``)."""
     try:
-        compile(text, "<rlguard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        compile(text, _CHECKED_NAME if not flags else "<rlguard>", "exec", flags, dont_inherit=True)
     except SyntaxError as error:
         return ParseError(error.lineno or 1, error.offset or 1, error.msg)
     except (RecursionError, MemoryError, ValueError):

@@ -23,6 +23,13 @@ _AS = re.compile(r"(?<=\s)as\s+(\w+)")
 _LAST_WORD = re.compile(r"(\w+)\s*\Z")
 
 
+def called(*names: str) -> tuple[str, ...]:
+    """Tokens met where one of ``names`` is called (``name(``, ``name (``) or imported under another name
+    (``name as``): a rule whose sink is a call needs no file that only mentions the name (a docstring, a
+    type hint, ``isinstance``)."""
+    return tuple(token for name in names for token in (f"{name}(", f"{name} (", f"{name} as"))
+
+
 def rules_needed(text: str, rule_tokens: Mapping[str, TokenGroups],
                  class_conditions: Mapping[str, ClassCondition] | None = None) -> list[str]:
     """Codes of rules whose every token group is met: by a token in ``text``, or, for a rule's

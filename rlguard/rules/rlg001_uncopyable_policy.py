@@ -22,6 +22,7 @@ from rlguard.engine.lazy import cst
 from rlguard import advice
 from rlguard.advice import remedy
 from rlguard.engine.findings import Requirement, display_path
+from rlguard.engine.prefilter import called
 from rlguard.engine.devices import DEVICE_MOVES, Placement, devices_of, literal_device, moved_to, placement
 from rlguard.engine.index import ClassFacts, ProjectIndex
 from rlguard.engine.members import Args, Search, attribute_holding, instance_holding, returned_holding
@@ -288,7 +289,9 @@ class UncopyablePolicy(Rule):
                "Qualified names of constructors whose results cannot be deep-copied, added to the "
                "built-in list (for example `mylab.hardware.Camera`)."),
     )
-    tokens = (("deepcopy", "Collector", "Loss", "get_stateful_net"),)
+    # A copy site is a call (or an import under another name): a file that only names a collector (a type
+    # hint, a docstring) cannot fire. A project function that copies is found through ``sinks``.
+    tokens = (called("deepcopy", "Collector", "Loss", "get_stateful_net"),)
     through_imports = ("", tokens)  # ``evaluate(policy)`` of a helper of another file that copies it
 
     @classmethod
@@ -296,7 +299,7 @@ class UncopyablePolicy(Rule):
         # From torchrl 0.5 only a few losses copy: a file naming no other copy site cannot fire.
         if target < ALL_LOSSES_COPY_BEFORE:
             return cls.tokens
-        return (("deepcopy", "Collector", "get_stateful_net", *sorted(DEEPCOPYING_LOSSES)),)
+        return (called("deepcopy", "Collector", "get_stateful_net", *sorted(DEEPCOPYING_LOSSES)),)
 
     valid = (
         Example(

@@ -34,6 +34,7 @@ from rlguard.rules.data import (
 )
 from rlguard.engine.class_lookup import may_be_project
 from rlguard.engine.matching import has_star_kwargs, is_none, keyword, positional
+from rlguard.engine.prefilter import called
 
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext
@@ -187,7 +188,7 @@ class TensorDictWithoutDevice(Rule):
     # A construction (`TensorDict(`, or an alias bound by `TensorDict as`), and a transform: a
     # replay buffer's `transform=` keyword, or (class_roots) a class deriving from a torchrl transform.
     # A transform may also return what a project factory builds (``return``, or a lambda's body).
-    tokens = (("TensorDict(", "TensorDict (", "TensorDict as", "TensorDict.from_dict(", "return", "lambda"),
+    tokens = ((*called("TensorDict"), "TensorDict.from_dict(", "return", "lambda"),
               ("transform=", "transform ="))
     # ``make_buffer(transform=to_pairs)`` with ``to_pairs`` imported from a file that builds TensorDicts.
     through_imports = ("transform=", (("TensorDict(", "TensorDict (", "TensorDict.from_dict("),))

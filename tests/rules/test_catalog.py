@@ -51,7 +51,7 @@ def test_a_rule_whose_tokens_change_with_the_target_has_several_steps():
     """RLG001 narrows its tokens from torchrl 0.5 on: the catalog keeps both sets."""
     steps = CATALOG["RLG001"].token_steps
     assert [since for since, _ in steps] == [(0,), (0, 5)]
-    assert "Loss" in steps[0][1][0] and "Loss" not in steps[1][1][0]
+    assert "Loss(" in steps[0][1][0] and "Loss(" not in steps[1][1][0]
 
 
 def test_a_stale_entry_is_an_error_when_its_rule_loads():
