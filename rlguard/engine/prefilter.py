@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import AnyStr
 
 # A token is a substring of the file text, or a tuple of substrings that must all be there.
@@ -36,12 +37,13 @@ def rules_needed(text: str, rule_tokens: Mapping[str, TokenGroups],
     class group, by a class statement whose bases name one of the rule's classes."""
     conditions = class_conditions or {}
     bases: _ClassBases | None = None
+    present = functools.cache(text.__contains__)  # rules share parts (RLG007 and RLG008 name the same classes)
     needed = []
     for code, groups in rule_tokens.items():
         condition = conditions.get(code)
         met = True
         for index, group in enumerate(groups):
-            if any(token in text if type(token) is str else all(part in text for part in token) for token in group):
+            if _group_met(_grouped(tuple(group)), present):
                 continue
             if condition is not None and condition[0] == index and "class" in text:
                 bases = bases or _ClassBases(text)
@@ -52,6 +54,25 @@ def rules_needed(text: str, rule_tokens: Mapping[str, TokenGroups],
         if met:
             needed.append(code)
     return needed
+
+
+def _group_met(grouped: tuple[tuple[str, ...], dict[str, list[tuple[str, ...]]]],
+               present: Callable[[str], bool]) -> bool:
+    words, by_first = grouped
+    return any(present(word) for word in words) or any(
+        present(first) and any(all(present(part) for part in rest) for rest in rests) for first, rests in by_first.items())
+
+
+@functools.lru_cache(maxsize=64)
+def _grouped(group: tuple[Token, ...]) -> tuple[tuple[str, ...], dict[str, list[tuple[str, ...]]]]:
+    """A group's single tokens, and its tuples by their first part: one search for a class name shared by
+    many tokens (RLG007 has 349 tokens, 219 first parts), not one each."""
+    words = tuple(token for token in group if type(token) is str)
+    by_first: dict[str, list[tuple[str, ...]]] = {}
+    for token in group:
+        if type(token) is not str:
+            by_first.setdefault(token[0], []).append(tuple(token[1:]))
+    return words, by_first
 
 
 class _ClassBases:
