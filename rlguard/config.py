@@ -9,16 +9,11 @@ import fnmatch
 import functools
 import os
 import re
-import sys
 from typing import Any, NamedTuple
 from collections.abc import Mapping
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 from rlguard.engine.rule_info import RuleInfo
+from rlguard.engine.toml_files import TomlError, read_toml
 from rlguard.engine.suggest import closest
 from rlguard.rules import CATALOG, ENGINE_CODES
 
@@ -122,9 +117,8 @@ def clear_config_cache() -> None:
 
 def _read_toml(path: str) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
+        return read_toml(path)
+    except TomlError as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
 
 

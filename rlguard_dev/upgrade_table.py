@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rlguard.engine.generated import is_current, write_generated
-from rlguard.engine.target import REMOVED_API_FILE
+from rlguard.engine.target import RELEASES_FILE, REMOVED_API_FILE
 
 # The newest patch of each minor release, from the first on the index. tensordict's minor follows torchrl's
 # (torchrl 0.N requires tensordict 0.N); tensordict releases past the newest torchrl are left out.
@@ -706,6 +706,11 @@ def render(table: dict) -> str:
     return json.dumps(table, indent=1, sort_keys=True) + "\n"
 
 
+def render_releases(table: dict) -> str:
+    """The releases the table was generated from, in a file of their own (``target.known_releases``)."""
+    return json.dumps(table["generated_from"], indent=1, sort_keys=True) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rlguard_dev.upgrade_table", description=__doc__.split("\n")[0])
     parser.add_argument("--cache", default=DEFAULT_CACHE, help="folder holding the wheels (downloaded if missing)")
@@ -719,11 +724,13 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"{args.cache}: missing wheels {', '.join(missing)}", file=sys.stderr)
         return 2
-    text = render(build(args.cache))
+    table = build(args.cache)
+    text, releases = render(table), render_releases(table)
     if args.check:
-        return 0 if is_current(REMOVED_API_FILE, text) else 1
+        return 0 if is_current(REMOVED_API_FILE, text) and is_current(RELEASES_FILE, releases) else 1
     if args.write:
         write_generated(REMOVED_API_FILE, text)
+        write_generated(RELEASES_FILE, releases)
     else:
         sys.stdout.write(text)
     return 0

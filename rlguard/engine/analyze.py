@@ -6,13 +6,13 @@ This runs in worker processes; it returns plain data (no CST) so results can tra
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 from collections.abc import Iterator, Mapping, Sequence
 
 from rlguard.engine.lazy import cst
 
 from rlguard.engine.findings import ENGINE_CODES, Finding, FixSummary, PendingFinding, Span
+from rlguard.engine.hashing import new_hash
 
 if TYPE_CHECKING:
     from rlguard.engine.context import FileContext
@@ -54,7 +54,7 @@ class Settings(NamedTuple):
     callers: Mapping[str, tuple[str, ...]] = {}
 
     def fingerprint(self) -> str:
-        return hashlib.sha256(repr((self.codes, self.target, self.oldest, sorted((k, sorted(v.items())) for k, v in self.options.items()),
+        return new_hash(repr((self.codes, self.target, self.oldest, sorted((k, sorted(v.items())) for k, v in self.options.items()),
                                     sorted(self.tokens.items()), sorted((k, v[0], sorted(v[1])) for k, v in self.class_conditions.items()),
                                     self.max_file_size, self.libraries)).encode()).hexdigest()
 
@@ -115,7 +115,10 @@ def time_limit(seconds: float) -> Iterator[list[bool]]:
     Yields a flag that turns true when the limit fired: libcst code that is interrupted may
     raise something else from a ``finally`` block, which must still count as the timeout.
     """
-    import signal
+    try:  # the C module: ``signal`` also builds its enums, a millisecond of a one-file run
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal
 
     fired = [False]
 

@@ -9,12 +9,12 @@ and pending findings, and the project index is re-resolved from them on every ru
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import pickle
 
 from rlguard import __version__
 from rlguard.engine.analyze import FileResult
+from rlguard.engine.hashing import new_hash
 
 _GITIGNORE = "# Created by rlguard; the cache is local state.\n*\n"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,12 +30,18 @@ def _code_stamp() -> str:
     verdicts as much as the code: regenerating one must re-check every file. So every file of
     the package counts, except the runtime (which the linter never loads) and bytecode.
     """
-    stamp = hashlib.sha256()
-    for folder, dirs, files in os.walk(_PACKAGE):
-        dirs[:] = sorted(d for d in dirs if d not in ("runtime", "__pycache__"))
-        for name in sorted(f for f in files if not f.endswith((".pyc", ".pyo"))):
-            info = os.stat(os.path.join(folder, name))
-            stamp.update(f"{os.path.relpath(os.path.join(folder, name), _PACKAGE)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    stamp = new_hash()
+    pending = [_PACKAGE]
+    while pending:  # scandir's entries know their type: no stat for a folder
+        with os.scandir(pending.pop()) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        for entry in entries:
+            if entry.is_dir():
+                if entry.name not in ("runtime", "__pycache__"):
+                    pending.append(entry.path)
+            elif not entry.name.endswith((".pyc", ".pyo")):
+                info = entry.stat()
+                stamp.update(f"{os.path.relpath(entry.path, _PACKAGE)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
     return stamp.hexdigest()[:16]
 
 
@@ -47,7 +53,7 @@ class ResultCache:
 
     def key(self, path: str, data: bytes, codes: tuple[str, ...] = ()) -> str:
         """``codes``: the rules a file needs for what its imports reach (``Settings.callers``)."""
-        digest = hashlib.sha256(self._salt)
+        digest = new_hash(self._salt)
         digest.update(repr(codes).encode())
         digest.update(os.path.abspath(path).encode())
         digest.update(b"\0")

@@ -22,14 +22,10 @@ from __future__ import annotations
 import functools
 import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from rlguard.engine.toml_files import TomlError, read_toml
 
 LIBRARIES = ("torchrl", "tensordict")
 _VERSION = re.compile(r"""^\s*(?:__version__|version)\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
@@ -113,9 +109,8 @@ def _source_metadata_names(folder: str, library: str) -> bool:
 
 def _pyproject_name(path: str) -> str | None:
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        document = read_toml(path)
+    except TomlError:
         return None
     name = document.get("project", {}).get("name") or document.get("tool", {}).get("poetry", {}).get("name")
     return name if isinstance(name, str) else None

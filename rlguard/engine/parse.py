@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
 import re
-import tokenize
 import warnings
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -28,7 +26,7 @@ class ParseError(NamedTuple):
 def decode(data: bytes) -> Source | ParseError:
     """Decode as Python would: BOM, then coding cookie, then UTF-8."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = _encoding(data)
     except SyntaxError as error:
         return ParseError(getattr(error, "lineno", None) or 1, 1, str(error).split(" (")[0])
     try:
@@ -79,6 +77,19 @@ def _no_validation(_node: object) -> None:
     return None
 
 
+def _encoding(data: bytes) -> str:
+    """A file whose first two lines cannot hold a coding cookie (PEP 263: ``coding[:=]`` in a comment) and
+    that has no BOM is UTF-8; any other goes through tokenize's reading, whose import a one-file run
+    otherwise does without."""
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    if not data.startswith(b"\xef\xbb\xbf") and b"coding" not in (data if second < 0 else data[:second]):
+        return "utf-8"
+    import tokenize
+
+    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+
+
 def syntax_error(text: str) -> ParseError | None:
     """The syntax check for files no rule needs: whatever libcst's grammar accepts is valid.
 
@@ -96,10 +107,11 @@ def syntax_error(text: str) -> ParseError | None:
 # compile: it is the quicker check. Its later stages also reject what the grammar accepts ("'return' outside
 # function"), which libcst then accepts, and warn ("is" with a literal): warnings from it are not the user's.
 _CHECKED_NAME = "<rlguard syntax check>"
+_ONLY_AST = 0x400  # ast.PyCF_ONLY_AST: importing ast for it costs more than the syntax check of a small file
 warnings.filterwarnings("ignore", module=re.escape(_CHECKED_NAME))
 
 
-def _compile_error(text: str, flags: int = ast.PyCF_ONLY_AST) -> ParseError | None:
+def _compile_error(text: str, flags: int = _ONLY_AST) -> ParseError | None:
     """Python's own diagnosis, which names the offending line more precisely than libcst; ``flags`` 0 also
     runs the compiler's later stages (see ``_CHECKED_NAME``)."""
     try:

@@ -13,20 +13,16 @@ import functools
 import json
 import os
 import re
-import sys
 from typing import Any, NamedTuple
 
 from rlguard.engine.project import project_root as find_project_root, vendored_library
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from rlguard.engine.toml_files import TomlError, read_toml
 
 # The newest torchrl release the rules were written against; the default target.
 NEWEST_KNOWN_TORCHRL = (0, 14, 1)
 # The removed-API table (rlguard_dev/upgrade_table.py) records the releases it was generated from.
 REMOVED_API_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "removed_api.json")
+RELEASES_FILE = os.path.join(os.path.dirname(REMOVED_API_FILE), "releases.json")  # the table's "generated_from"
 
 _SPEC = re.compile(r"^\s*torchrl\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"(?P<op>===|==|~=|>=|<=|!=|>|<)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)")
@@ -93,9 +89,12 @@ def removed_api_table() -> dict[str, Any]:
         return json.load(handle)
 
 
+@functools.cache
 def known_releases() -> tuple[tuple[int, ...], ...]:
-    """The torchrl releases the removed-API table was generated from."""
-    return tuple(parse_version(v) for v in removed_api_table()["generated_from"]["torchrl"])
+    """The torchrl releases the removed-API table was generated from, as its generator wrote them beside
+    it: a pin needs them in every run, and the table itself (230 kB of JSON) only a run that parses."""
+    with open(RELEASES_FILE, encoding="utf-8") as handle:
+        return tuple(parse_version(v) for v in json.load(handle)["torchrl"])
 
 
 def satisfies(version: tuple[int, ...], spec: str) -> bool:
@@ -143,9 +142,8 @@ def _pinned(root: str) -> Target | None:
     pyproject = os.path.join(root, "pyproject.toml")
     if os.path.isfile(pyproject):
         try:
-            with open(pyproject, "rb") as handle:
-                dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
-        except (OSError, tomllib.TOMLDecodeError):
+            dependencies = read_toml(pyproject).get("project", {}).get("dependencies", [])
+        except TomlError:
             dependencies = []
         found = _from_lines(dependencies if isinstance(dependencies, list) else [], pyproject)
         if found is not None:

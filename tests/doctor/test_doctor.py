@@ -13,7 +13,7 @@ from importlib import metadata
 import pytest
 import torch
 
-from rlguard.config import tomllib  # the standard library's, or tomli before Python 3.11
+from rlguard.engine.toml_files import read_toml
 from rlguard.engine.target import parse_version, satisfies
 from rlguard.runtime.extension import probe
 
@@ -113,8 +113,7 @@ def test_linter_only_install_reports_runtime_as_missing(tmp_path):
         assert "pip install '.[runtime]' in a checkout of rlguard" in found[package]["fix"]
         assert "rlguard[runtime]'" not in found[package]["fix"]
     assert found["torchrl compiled extension"]["evidence"] == "torch is not installed"
-    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as handle:
-        assert "runtime" in tomllib.load(handle)["project"]["optional-dependencies"]
+    assert "runtime" in read_toml(os.path.join(ROOT, "pyproject.toml"))["project"]["optional-dependencies"]
 
 
 @pytest.mark.parametrize("content", [b"", b"\x7fELF garbage that is not a shared object"])

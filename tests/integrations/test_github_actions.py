@@ -253,7 +253,7 @@ def test_action_fails_on_findings_and_writes_sarif(installed):
     found = annotations(log)
     assert len(found) == 2, log
     assert {re.search(r"file=([^,]+)", a).group(1) for a in found} == {"src/train.py", "other/old.py"}
-    assert all("title=RLG006 removed-collector-name::" in a for a in found)
+    assert all("title=RLG006 removed-collector-name::" in a for a in found), found
     sarif = json.loads((runner.workspace / "out" / "rlguard.sarif").read_text())
     assert len(sarif["runs"][0]["results"]) == 2
     assert outputs["sarif"]["path"] == "out/rlguard.sarif"

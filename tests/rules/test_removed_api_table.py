@@ -9,6 +9,7 @@ import zipfile
 import pytest
 
 from rlguard_dev import upgrade_table
+from rlguard.engine.target import NEWEST_KNOWN_TORCHRL, RELEASES_FILE, known_releases
 from rlguard.rules.data import REMOVED_API, REMOVED_API_FILE, REMOVED_API_REVIEW
 
 
@@ -73,6 +74,14 @@ def test_shipped_table_matches_the_wheels(release_wheels):
     derived = upgrade_table.render(upgrade_table.build(release_wheels))
     with open(REMOVED_API_FILE, encoding="utf-8") as handle:
         assert handle.read() == derived, "stale table: run `python -m rlguard_dev.upgrade_table --write`"
+
+
+def test_the_releases_beside_the_table_are_the_ones_it_was_generated_from():
+    """``target.known_releases`` reads them from their own file, written with the table."""
+    with open(REMOVED_API_FILE, encoding="utf-8") as handle:
+        table = json.load(handle)
+    assert upgrade_table.render_releases(table) == open(RELEASES_FILE, encoding="utf-8").read()
+    assert known_releases()[-1] == NEWEST_KNOWN_TORCHRL and len(known_releases()) == len(table["generated_from"]["torchrl"])
 
 
 def test_review_names_real_entries():
