@@ -224,8 +224,8 @@ class ProjectIndex:
         """Facts of the files ``module`` means in ``near``: resolved on disk, else by module name."""
         if self._resolver is not None and near:
             found = [f for path in self._resolver(module, near) if (f := self._file(path)) is not None]
-            asking = self._files.get(os.path.abspath(near))
-            if not found and asking is not None and asking.module == module:
+            asking = self._files.get(os.path.abspath(near)) if not found else None
+            if asking is not None and asking.module == module:
                 found = [asking]  # a file Python cannot import by name (``my-script.py``) still sees itself
             return found
         return self._modules.get(module, [])

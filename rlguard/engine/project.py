@@ -83,6 +83,7 @@ class ModuleResolver:
         self._roots: dict[str, tuple[str, ...]] = {}
         self._vendored: dict[str, list[str]] = {}
         self._tops: dict[tuple[str, tuple[str, ...]], bool] = {}
+        self._roots_near: dict[str, tuple[str, ...]] = {}  # ``search_roots`` by the path as given
 
     def search_roots(self, near: str) -> tuple[str, ...]:
         """The folders imports made in ``near`` are searched in, in order."""
@@ -101,7 +102,9 @@ class ModuleResolver:
 
     def resolve(self, module: str, near: str) -> tuple[str, ...]:
         """Files that define ``module`` (a module file or a package's ``__init__``), first match first."""
-        roots = self.search_roots(os.path.abspath(near) if near else near)
+        roots = self._roots_near.get(near)
+        if roots is None:  # the same few files ask again and again: abspath reads the working folder each time
+            roots = self._roots_near[near] = self.search_roots(os.path.abspath(near) if near else near)
         key = (module, roots)
         if key not in self._found:
             top = (module.partition(".")[0], roots)
