@@ -83,6 +83,14 @@ this page is generated from the released wheels, not written by hand.
   fails from a release no later than the change's (here `torchrl.envs.vec_env`, gone from 0.2) shows the file
   ran only before it. A file with none, a shim that covers both sides, or a pin whose lowest release is the
   change's or later is left alone: modern code means the new default.
+- A value head of an `ActorValueOperator` (`get_value_head()`) given to a value estimator (`GAE`, `TD0Estimator`,
+  `TD1Estimator`, `TDLambdaEstimator`, `VTrace`, `make_value_estimator`) raises from torchrl 0.2, which runs
+  the network on the next step's keys: they never hold the common module's output (0.1 kept the root's keys
+  in the next step). Flagged where the estimator gets it, through names, project functions that return it and
+  project functions that hand it on; the unsafe fix calls `get_value_operator()` where the file takes the
+  head. In a file written for 0.1 (dated as above), every head of an operator is fixed so, since 0.1's code
+  gave heads to estimators freely. The operator holds the common module's parameters: an optimizer also given
+  the actor's lists them twice, which torch warns about.
 - `module.set_recurrent_mode(True)` is [RLG002](rules/RLG002.md)'s: both of its fixes are unsafe and leave a
   comment that says what to check (a bare statement did nothing before 0.8 and is removed; a used value becomes
   the module itself); neither wraps calls in `with set_recurrent_mode(True):`, which raises on single steps.
