@@ -445,10 +445,15 @@ class RemovedApiRule(Rule):
             receiver = self.ctx.built(node.func.value)
             if receiver is not None:
                 self._heads.append((node, receiver))
-        for value, callee, slot in value_heads.sinks(node, self.ctx.callee(node), self.ctx.project_callee(node)):
+        project: str | None = None
+        for value, slot in value_heads.sinks(node, self.ctx.callee(node)):
             built = self.ctx.built(value)
             if built is None or not value_heads.may_be_head(built):
                 continue
+            if slot is not None:  # asked only here: most calls pass nothing that may be a head
+                project = project or self.ctx.project_callee(node)
+                if project is None:
+                    return
             binding = self.ctx.binding_in(value.value, {})[0] if isinstance(value, cst.Name) else None
             bound = binding.value if binding is not None and not binding.opaque and binding.unpacked is None else None
             head = value_heads.head_call(value, bound)
@@ -456,7 +461,7 @@ class RemovedApiRule(Rule):
                 self._heads_reported.add(id(head))
             self.report(value, value_heads.MESSAGE, remedy=value_heads.REMEDY + ("" if head else value_heads.ELSEWHERE),
                         fix=value_heads.fix(head) if head is not None else None,
-                        breaks=value_heads.BREAKS, requires=(value_heads.ValueHead(built, callee, slot),))
+                        breaks=value_heads.BREAKS, requires=(value_heads.ValueHead(built, project, slot),))
 
     def _flag_dated_heads(self) -> None:
         """In a file written for torchrl 0.1, whose estimators ran a value head on the current step's

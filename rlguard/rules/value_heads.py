@@ -82,17 +82,14 @@ def may_be_head(value: Built) -> bool:
     return value.callee == "." + HEAD or not value.callee.startswith((".", "torch", "tensordict"))
 
 
-def sinks(call: cst.Call, callee: str | None,
-          project: str | None) -> list[tuple[cst.BaseExpression, str | None, int | str | None]]:
-    """The arguments of ``call`` (of ``callee``; ``project``: the project callable it calls) a value estimator
-    may run as its network: (value, project callable, slot), the callable None where ``call`` builds the
-    estimator itself (or a loss's ``make_value_estimator``)."""
+def sinks(call: cst.Call, callee: str | None) -> list[tuple[cst.BaseExpression, int | str | None]]:
+    """The arguments of ``call`` (of ``callee``) a value estimator may run as its network: (value, slot), the
+    slot None where ``call`` builds the estimator itself (or is a loss's ``make_value_estimator``); otherwise
+    every argument, which reaches an estimator only if the call is of a project callable that hands it on."""
     estimator = callee is not None and callee.startswith("torchrl.") and callee.rpartition(".")[2] in ESTIMATORS
     if estimator or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "make_value_estimator"):
-        return [(value, None, None) for slot, value in argument_slots(call) if slot == SLOT]
-    if project is not None:
-        return [(value, project, slot) for slot, value in argument_slots(call) if slot != "**"]
-    return []
+        return [(value, None) for slot, value in argument_slots(call) if slot == SLOT]
+    return [(value, slot) for slot, value in argument_slots(call) if slot != "**"]
 
 
 def head_call(value: cst.BaseExpression, bound: cst.BaseExpression | None) -> cst.Call | None:
