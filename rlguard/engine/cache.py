@@ -14,6 +14,7 @@ import pickle
 
 from rlguard import __version__
 from rlguard.engine.analyze import FileResult
+from rlguard.engine.generated import replace_whole
 from rlguard.engine.hashing import new_hash
 
 _GITIGNORE = "# Created by rlguard; the cache is local state.\n*\n"
@@ -31,17 +32,11 @@ def _code_stamp() -> str:
     the package counts, except the runtime (which the linter never loads) and bytecode.
     """
     stamp = new_hash()
-    pending = [_PACKAGE]
-    while pending:  # scandir's entries know their type: no stat for a folder
-        with os.scandir(pending.pop()) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
-        for entry in entries:
-            if entry.is_dir():
-                if entry.name not in ("runtime", "__pycache__"):
-                    pending.append(entry.path)
-            elif not entry.name.endswith((".pyc", ".pyo")):
-                info = entry.stat()
-                stamp.update(f"{os.path.relpath(entry.path, _PACKAGE)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    for folder, dirs, files in os.walk(_PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d not in ("runtime", "__pycache__"))
+        for name in sorted(f for f in files if not f.endswith((".pyc", ".pyo"))):
+            info = os.stat(os.path.join(folder, name))
+            stamp.update(f"{os.path.relpath(os.path.join(folder, name), _PACKAGE)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
     return stamp.hexdigest()[:16]
 
 
@@ -73,12 +68,7 @@ class ResultCache:
             self._prepare()
             folder = os.path.join(self.directory, key[:2])
             os.makedirs(folder, exist_ok=True)
-            # A fresh name, created exclusively, then renamed over the entry: readers never see a
-            # half-written file. (tempfile would do the same, at the cost of importing it.)
-            temporary = os.path.join(folder, f".tmp-{os.urandom(8).hex()}")
-            with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
-                pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, os.path.join(folder, key))
+            replace_whole(os.path.join(folder, key), pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError:
             pass  # a read-only or full disk only costs speed
 

@@ -17,6 +17,8 @@ import sys
 import time
 from typing import Any
 
+from rlguard.engine.generated import replace_whole
+
 CACHE_FOLDER = ".rlguard_cache"  # the default place of a project's result cache (``rlguard.commands``)
 _FORMAT = ("rlguard-toml", 1, sys.version_info[:2], marshal.version)  # marshal's format follows Python's
 _SETTLED_NS = 2_000_000_000
@@ -74,21 +76,10 @@ def _kept(kept: str, path: str, identity: Identity) -> dict[str, Any] | None:
 
 
 def _keep(kept: str, path: str, identity: Identity, document: dict[str, Any]) -> None:
-    """Written only where the project's cache folder exists; a fresh file renamed over the old one, so a
-    reader never sees half of it. Failing costs only speed."""
+    """Written only where the project's cache folder exists, whole (``replace_whole``). Failing costs only speed."""
     if not os.path.isdir(os.path.dirname(kept)):
         return
     try:
-        data = marshal.dumps((_FORMAT, os.path.abspath(path), identity, document))
-    except ValueError:
-        return  # a value marshal cannot write (a TOML date)
-    temporary = f"{kept}.{os.urandom(6).hex()}.tmp"
-    try:
-        with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
-            out.write(data)
-        os.replace(temporary, kept)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        replace_whole(kept, marshal.dumps((_FORMAT, os.path.abspath(path), identity, document)))
+    except (ValueError, OSError):  # a value marshal cannot write (a TOML date); a read-only or full disk
+        pass
