@@ -92,7 +92,13 @@ def config_for(path: str) -> Config:
     searched from the file's folder up to the project root. Without one, the defaults, rooted at the
     project root (or, outside any repository, the working folder), which is also where the cache goes."""
     folder = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
-    return _config_in(folder, project_root(folder))
+    return _config_in(folder, _root_of(folder))
+
+
+@functools.lru_cache(maxsize=1024)
+def _root_of(folder: str) -> str | None:
+    """``project_root``, once per folder: a run asks for every file, and most share a folder."""
+    return project_root(folder)
 
 
 @functools.lru_cache(maxsize=256)
@@ -113,6 +119,7 @@ def _config_in(folder: str, root: str | None) -> Config:
 def clear_config_cache() -> None:
     """Forget configurations read so far (a long-lived process calls this when a pyproject.toml changes)."""
     _config_in.cache_clear()
+    _root_of.cache_clear()
 
 
 def _read_toml(path: str) -> dict[str, Any]:

@@ -142,6 +142,21 @@ def time_limit(seconds: float) -> Iterator[list[bool]]:
         signal.signal(signal.SIGVTALRM, previous)
 
 
+def load_checking(settings: Settings) -> None:
+    """Import what checking a file takes: called before worker processes fork from this one, each
+    worker starts with it instead of importing it again, and this process has it for what comes after
+    (facts of files the index reaches, positions)."""
+    import rlguard.engine.context
+    import rlguard.engine.parse
+    import rlguard.engine.positions
+    import rlguard.engine.prefilter
+    import rlguard.engine.suppress
+    import rlguard.engine.traversal  # noqa: F401
+
+    for code in settings.codes:
+        settings.rules[code].load()
+
+
 def analyze_file(path: str, settings: Settings, index: ProjectIndex | None = None) -> FileResult:
     timed_out = FileResult(path, skipped=f"took more than the per-file limit of {settings.timeout:g} s of CPU time (`timeout`)")
     try:

@@ -20,7 +20,6 @@ _CLASS_STATEMENT = re.compile(r"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 _WORD = re.compile(rb"\w+")
 _TEXT_WORD = re.compile(r"\w+")
 _FEW_NAMES = 8
-_AS = re.compile(r"(?<=\s)as\s+(\w+)")
 _LAST_WORD = re.compile(r"(\w+)\s*\Z")
 
 
@@ -92,8 +91,8 @@ class _ClassBases:
         if len(names) <= _FEW_NAMES and not any(name in self.text for name in names):
             return False  # a few names are quicker to look for than every alias; none, no alias of one
         if self._aliases is None:
-            self._aliases = _aliases(self.text) if "as" in self.text else []
-        return any(original in names and alias in self.words for original, alias in self._aliases)
+            self._aliases = _aliases(self.text, self.words) if "as" in self.text else []
+        return any(original in names for original, _ in self._aliases)
 
 
 def at_line_start(pattern: re.Pattern[AnyStr], text: AnyStr) -> Iterator[re.Match[AnyStr]]:
@@ -109,11 +108,14 @@ def at_line_start(pattern: re.Pattern[AnyStr], text: AnyStr) -> Iterator[re.Matc
             position = max(match.end(), start + 1)
 
 
-def _aliases(text: str) -> list[tuple[str, str]]:
-    """(original, alias) for every ``original as alias``. The pattern starts at ``as``: one that
-    starts at a word re-reads every word of the file."""
+def _aliases(text: str, aliases: Iterable[str]) -> list[tuple[str, str]]:
+    """(original, alias) for every ``original as alias`` whose alias is one of ``aliases`` (the words a
+    file's class statements name as bases: a file binds many more). The pattern starts at ``as``: one
+    that starts at a word re-reads every word of the file."""
     found = []
-    for match in _AS.finditer(text):
+    words = "|".join(map(re.escape, sorted(aliases)))
+    pattern = re.compile(rf"(?<=\s)as\s+({words})\b")
+    for match in pattern.finditer(text):
         before = _LAST_WORD.search(text[max(0, match.start() - 80):match.start()])
         if before is not None:
             found.append((before.group(1), match.group(1)))

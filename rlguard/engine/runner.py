@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rlguard.engine.rule_info import RuleInfo
     from rlguard.notebook import Notebook, NotebookError
 
-from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, locate
+from rlguard.engine.analyze import FileResult, Settings, analyze_bytes, analyze_file, engine_finding, load_checking, locate
 from rlguard.engine.cache import ResultCache
 from rlguard.engine.discovery import Discovery, discover, is_notebook
 from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Report, Span, display_path
@@ -175,7 +175,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         else:
             todo.append(path)
     fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed,
-                    weight=lambda path: len(contents[path] or b""))
+                    weight=lambda path: len(contents[path] or b""), before_fork=functools.partial(load_checking, settings))
     project.analyzed = len(todo) + sum(1 for path in found.files if path in sources)
     for path, result in zip(todo, fresh, strict=False):
         results[path] = result

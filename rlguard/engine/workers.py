@@ -48,19 +48,27 @@ def _run_chunk(function: Callable[[Item], Result], chunk: Sequence[Item]) -> lis
 
 
 def run_all(function: Callable[[Item], Result], items: Sequence[Item], jobs: int,
-            on_crash: Callable[[Item, str], Result], weight: Callable[[Item], int] | None = None) -> list[Result]:
+            on_crash: Callable[[Item, str], Result], weight: Callable[[Item], int] | None = None,
+            before_fork: Callable[[], None] | None = None) -> list[Result]:
     """``function`` of each item, in input order. With ``weight`` (a file's size), a pool takes the
     heaviest items first: the run then ends on small ones, and no worker idles while one finishes a
-    large file alone."""
+    large file alone. ``before_fork`` runs here only when a pool will: what it loads, the workers
+    share instead of each loading it."""
     if jobs <= 1 or len(items) <= 1:
         with _tuned_gc():
             return [function(item) for item in items]
+    if before_fork is not None:
+        before_fork()
     order = sorted(range(len(items)), key=lambda i: -weight(items[i])) if weight is not None else list(range(len(items)))
     ordered = [items[i] for i in order]
     size = max(1, min(16, len(items) // (jobs * 4)))
     chunks = _weighed_chunks(ordered, weight, jobs, size) if weight is not None else \
         [ordered[i:i + size] for i in range(0, len(ordered), size)]
-    done = [result for chunk in _pooled(function, chunks, jobs, on_crash, retries=1) for result in chunk]
+    gc.freeze()  # what this process holds: workers' collections never scan their copy of it
+    try:
+        done = [result for chunk in _pooled(function, chunks, jobs, on_crash, retries=1) for result in chunk]
+    finally:
+        gc.unfreeze()  # a long-lived process (the language server) collects it again
     results: list[Result] = [None] * len(items)  # type: ignore[list-item]
     for position, result in zip(order, done, strict=True):
         results[position] = result

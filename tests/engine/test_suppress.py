@@ -18,3 +18,24 @@ def test_other_tools_codes_suppress_nothing_of_ours():
 
 def test_noqa_text_inside_a_string_suppresses_nothing():
     assert [f.code for f in check_source(OLD_IMPORT.rstrip() + '; note = "# noqa"\n')] == ["RLG006"]
+
+
+def test_comments_are_told_from_strings_as_python_reads_them():
+    """Strings that hold ``#`` or quotes before a real comment, and comment text inside strings."""
+    line = OLD_IMPORT.rstrip()
+    silenced = [
+        line + "; s = 'it\\'s # not a comment'  # noqa: RLG006\n",
+        line + '; s = r"\\\\"  # noqa: RLG006\n',
+        line + '; s = f"{1!r:#>3}"  # noqa: RLG006\n',
+        line + "; s = '''#'''  # noqa: RLG006\n",
+    ]
+    for source in silenced:
+        assert check_source(source) == [], source
+    in_strings = [  # the text a comment would hold sits in a string on the finding's line
+        'doc = """\n# noqa: RLG006 """; ' + line + "\n",
+        "doc = '''\n# noqa: RLG006 '''; " + line + "\n",
+        "doc = '''\nit\\'s \\''' # noqa: RLG006 '''; " + line + "\n",
+        line + '; s = "\\"  # noqa: RLG006"\n',
+    ]
+    for source in in_strings:
+        assert [f.code for f in check_source(source)] == ["RLG006"], source

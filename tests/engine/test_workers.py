@@ -37,3 +37,22 @@ def test_a_heavy_item_goes_nearly_alone_and_light_ones_share_a_chunk():
     assert chunks[0] == ["big"] and chunks[1] == ["large"]
     assert all(len(chunk) <= 16 for chunk in chunks) and len(chunks) == 2 + 3  # 40 small ones, 16 at most a chunk
     assert [item for chunk in chunks for item in chunk] == ordered
+
+
+_LOADED: list[int] = []  # what ``_load`` put here, as each process sees it
+
+
+def _load() -> None:
+    _LOADED.append(os.getpid())
+
+
+def _loaded_by(item: int) -> tuple[int, ...]:
+    return tuple(_LOADED)
+
+
+def test_what_is_loaded_before_the_fork_is_the_workers_own_and_no_pool_loads_nothing():
+    _LOADED.clear()
+    assert run_all(_loaded_by, [1, 2], 1, _crashed, before_fork=_load) == [(), ()]  # in this process: nothing to share
+    results = run_all(_loaded_by, list(range(8)), 2, _crashed, before_fork=_load)
+    assert set(results) == {(os.getpid(),)}  # loaded once, here, and every worker started with it
+    _LOADED.clear()
