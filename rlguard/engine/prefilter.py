@@ -131,16 +131,22 @@ def class_statements(data: bytes) -> Iterator[tuple[bytes, list[bytes]]]:
         yield match.group(1), _WORD.findall(match.group(2))
 
 
-def derived_class_names(sources: Iterable[bytes], roots: frozenset[str]) -> frozenset[str]:
-    """Names of classes that derive, textually and transitively across files, from ``roots``.
-
-    A subclass of a user transform defined in another file may not mention ``Transform``
-    at all; its file must still reach the parser. This over-approximates, which is safe.
-    """
+def class_bases(sources: Iterable[bytes]) -> dict[str, set[str]]:
+    """The words each class statement of ``sources`` names as bases, by class name (merged across files)."""
     bases_of: dict[str, set[str]] = {}
     for data in sources:
         for name, bases in class_statements(data):
             bases_of.setdefault(name.decode(), set()).update(w.decode() for w in bases)
+    return bases_of
+
+
+def derived_class_names(bases_of: Mapping[str, set[str]], roots: frozenset[str]) -> frozenset[str]:
+    """Names of classes that derive, textually and transitively across files, from ``roots``
+    (``bases_of``: ``class_bases`` of the sources).
+
+    A subclass of a user transform defined in another file may not mention ``Transform``
+    at all; its file must still reach the parser. This over-approximates, which is safe.
+    """
     derived: set[str] = set()
     frontier = set(roots)  # the roots themselves are not returned, only their subclasses
     while frontier:

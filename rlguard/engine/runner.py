@@ -22,7 +22,7 @@ from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Repor
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.libraries import LibraryTree, in_library_copy, partition, skip_notes
 from rlguard.engine.callers import SinkCallers, encoded, meets
-from rlguard.engine.prefilter import TokenGroups, derived_class_names
+from rlguard.engine.prefilter import TokenGroups, class_bases, derived_class_names
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_info import declared_sinks
 from rlguard.engine.standing import matches, standing, unused_findings
@@ -63,10 +63,10 @@ def build_settings(config: Config, codes: Sequence[str], target: Target, sources
     oldest = min([target.oldest, *(v for tree in libraries if (v := tree.judged_at) is not None)])
     tokens = {code: rules[code].prefilter_tokens(oldest) for code in codes}
     # A rule's class group is also met by a subclass of its roots, even through classes in other files.
-    class_conditions = {
-        code: (rule.class_group, rule.class_roots | derived_class_names(sources, rule.class_roots))
-        for code in codes if (rule := rules[code]).class_roots
-    }
+    with_roots = [code for code in codes if rules[code].class_roots]
+    bases_of = class_bases(sources) if with_roots else {}
+    class_conditions = {code: (rules[code].class_group, rules[code].class_roots | derived_class_names(bases_of, rules[code].class_roots))
+                        for code in with_roots}
     through = {code: found for code in codes if (found := rules[code].through_imports) is not None}
     callers = _through_imports(contents or {}, tokens, through, resolver)
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,

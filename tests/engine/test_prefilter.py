@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from rlguard.engine.prefilter import derived_class_names, rules_needed
+from rlguard.engine.prefilter import class_bases, derived_class_names, rules_needed
 from rlguard.testing import check_source
 
 TOKENS = {"R": (("TensorDict(",), ("transform=",))}
@@ -28,7 +28,7 @@ def test_class_condition_by_base_alias_and_module_attribute():
 def test_textual_subclasses_across_files():
     sources = [b"class Base(Transform):\n    pass\n", b"class Mid(Base):\n    pass\n", b"class Leaf(\n    Mid,\n):\n    pass\n",
                b"class Other(object):\n    pass\n"]
-    assert derived_class_names(sources, frozenset({"Transform"})) == {"Base", "Mid", "Leaf"}
+    assert derived_class_names(class_bases(sources), frozenset({"Transform"})) == {"Base", "Mid", "Leaf"}
 
 
 def test_aliased_transform_base_is_checked_end_to_end():
