@@ -279,7 +279,7 @@ def report(rows: dict, files: int, lines: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="torchrl,tensordict,sota", help="comma-separated: torchrl, tensordict, sota")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--peer-repeats", type=int, default=1, help="Fixit and TorchFix take minutes per run")
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--scale", default="1", help="comma-separated copy factors, e.g. 1,4,16")

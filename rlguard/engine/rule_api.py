@@ -78,10 +78,11 @@ class Rule:
     # each function reach one (``FunctionFacts.flows``), so a rule can judge what a caller passes.
     sinks: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     # (trigger, groups): a file that does not meet ``tokens`` is still checked when its text holds
-    # ``trigger`` (any file: "") and its imports reach a project function or class whose text meets
+    # ``trigger`` (any file: ""), or, for an int, meets the rule's token group of that index (its class
+    # condition included), and its imports reach a project function or class whose text meets
     # ``groups``, itself or through what it calls (``engine.callers``): the sink, or the value, is in
     # another file.
-    through_imports: ClassVar[tuple[str, TokenGroups] | None] = None
+    through_imports: ClassVar[tuple[str | int, TokenGroups] | None] = None
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
 
@@ -121,7 +122,7 @@ class Rule:
         return cls.tokens
 
     @classmethod
-    def prefilter_through_imports(cls) -> tuple[str, TokenGroups] | None:
+    def prefilter_through_imports(cls) -> tuple[str | int, TokenGroups] | None:
         """``through_imports``; rules whose groups come from data compute them."""
         return cls.through_imports
 

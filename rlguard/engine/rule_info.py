@@ -43,7 +43,7 @@ class RuleInfo:
                  min_target: tuple[int, ...] | None, token_steps: tuple[tuple[tuple[int, ...], TokenGroups], ...],
                  class_roots: frozenset[str], class_group: int, module: str, qualname: str,
                  library_copies: bool = True, sinks: dict[str, tuple[str, ...]] | None = None,
-                 through_imports: tuple[str, TokenGroups] | None = None) -> None:
+                 through_imports: tuple[str | int, TokenGroups] | None = None) -> None:
         self.code, self.name, self.summary, self.options = code, name, summary, options
         self.min_target, self.class_roots, self.class_group = min_target, class_roots, class_group
         # (lowest target, groups) pairs in ascending order: the pre-filter groups from that version on.

@@ -22,7 +22,7 @@ from rlguard.engine.findings import ENGINE_CODES, Finding, PendingFinding, Repor
 from rlguard.engine.index import FileFacts, ProjectIndex
 from rlguard.engine.libraries import LibraryTree, in_library_copy, partition, skip_notes
 from rlguard.engine.callers import SinkCallers, encoded, meets
-from rlguard.engine.prefilter import TokenGroups, class_bases, derived_class_names
+from rlguard.engine.prefilter import ClassCondition, TokenGroups, class_bases, derived_class_names, rules_needed
 from rlguard.engine.project import ModuleResolver, reached_by_class_bases, read_bytes
 from rlguard.engine.rule_info import declared_sinks
 from rlguard.engine.standing import matches, standing, unused_findings
@@ -68,13 +68,14 @@ def build_settings(config: Config, codes: Sequence[str], target: Target, sources
     class_conditions = {code: (rules[code].class_group, rules[code].class_roots | derived_class_names(bases_of, rules[code].class_roots))
                         for code in with_roots}
     through = {code: found for code in codes if (found := rules[code].through_imports) is not None}
-    callers = _through_imports(contents or {}, tokens, through, resolver)
+    callers = _through_imports(contents or {}, tokens, through, resolver, class_conditions)
     return Settings(tuple(codes), target.version, options, tokens, class_conditions, config.max_file_size, config.timeout,
                     {code: rules[code] for code in codes}, target.lowest, libraries, declared_sinks(rules.values()), callers)
 
 
 def _through_imports(contents: Mapping[str, bytes | None], tokens: Mapping[str, TokenGroups],
-                     through: Mapping[str, tuple[str, TokenGroups]], resolver: ModuleResolver | None) -> dict[str, tuple[str, ...]]:
+                     through: Mapping[str, tuple[str | int, TokenGroups]], resolver: ModuleResolver | None,
+                     class_conditions: Mapping[str, ClassCondition]) -> dict[str, tuple[str, ...]]:
     """The rules each file needs only because its imports reach a project definition that meets their
     ``through_imports`` (``engine.callers``): files of torchrl and tensordict themselves excepted."""
     if not through or resolver is None:
@@ -86,12 +87,23 @@ def _through_imports(contents: Mapping[str, bytes | None], tokens: Mapping[str, 
     found: dict[str, list[str]] = {}
     for code, (trigger, groups) in through.items():
         own, callers = encoded(tokens[code]), SinkCallers(groups, resolver.resolve, read, sources)
-        needle = trigger.encode()
+        triggered = _triggered_by(trigger, tokens[code], class_conditions.get(code))
         for path, data in contents.items():
-            if data is not None and needle in data and not in_library(os.path.abspath(path)) and not meets(own, data) \
+            if data is not None and triggered(data) and not in_library(os.path.abspath(path)) and not meets(own, data) \
                     and callers.calls_into_sink(path, data):
                 found.setdefault(path, []).append(code)
     return {path: tuple(codes) for path, codes in found.items()}
+
+
+def _triggered_by(trigger: str | int, groups: TokenGroups, condition: ClassCondition | None) -> Callable[[bytes], bool]:
+    """Whether a file's text sets off a rule's ``through_imports``: it holds the trigger text, or meets the
+    rule's token group of that index (a class deriving from the rule's class roots included)."""
+    if isinstance(trigger, str):
+        needle = trigger.encode()
+        return lambda data: needle in data
+    group = {"": (groups[trigger],)}
+    conditions = {"": (0, condition[1])} if condition is not None and condition[0] == trigger else {}
+    return lambda data: bool(rules_needed(data.decode("utf-8", "replace"), group, conditions))
 
 
 def _library_files(given: Mapping[str, bytes | None]) -> Callable[[str], bool]:

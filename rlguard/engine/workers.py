@@ -10,8 +10,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from collections.abc import Callable, Sequence
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -99,7 +102,7 @@ def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:
 
     results: list = []
     failed: list = []
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_tune_gc) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_tune_gc, mp_context=_forking()) as pool:
         futures = [pool.submit(_run_chunk, function, chunk) for chunk in chunks]
         for future, chunk in zip(futures, chunks, strict=False):
             try:
@@ -114,13 +117,25 @@ def _pooled(function, chunks, jobs, on_crash, retries: int) -> list[list]:
     return results
 
 
+def _forking() -> BaseContext | None:
+    """Fork, where the platform has it and this process runs one thread: workers then start with what
+    this process loaded (``before_fork``), whatever start method a library imported here chose (torchrl
+    sets "spawn"). Elsewhere the default, whose workers import what they need themselves."""
+    import multiprocessing
+    import threading
+
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return None
+
+
 def _isolated(function: Callable[[Item], Result], item: Item, on_crash: Callable[[Item, str], Result]) -> Result:
     """Retry one item in a process of its own, so a crash is pinned on the file that caused it."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(max_workers=1) as pool:
+        with ProcessPoolExecutor(max_workers=1, mp_context=_forking()) as pool:
             return pool.submit(function, item).result()
     except BrokenProcessPool:
         return on_crash(item, "the worker process checking this file died")

@@ -50,7 +50,7 @@ def _info(entry: dict[str, Any]) -> RuleInfo:
     )
 
 
-def _through(value: list[Any] | None) -> tuple[str, TokenGroups] | None:
+def _through(value: list[Any] | None) -> tuple[str | int, TokenGroups] | None:
     if value is None:
         return None
     trigger, groups = value

@@ -210,7 +210,7 @@ class RemovedApiRule(Rule):
         return (tuple(sorted(tokens, key=str)),)
 
     @classmethod
-    def prefilter_through_imports(cls) -> tuple[str, TokenGroups] | None:
+    def prefilter_through_imports(cls) -> tuple[str | int, TokenGroups] | None:
         """A wrapper another file builds, annealed here with ``.step()`` (``_flag_steps``)."""
         wrappers = sorted({c.name for c in REMOVED_API if cls.owns(c) and c.rewrite == "policy-then-module"})
         return (".step(", (tuple(wrappers),)) if wrappers else None

@@ -187,11 +187,11 @@ class TensorDictWithoutDevice(Rule):
     )
     # A construction (`TensorDict(`, or an alias bound by `TensorDict as`), and a transform: a
     # replay buffer's `transform=` keyword, or (class_roots) a class deriving from a torchrl transform.
-    # A transform may also return what a project factory builds (``return``, or a lambda's body).
-    tokens = ((*called("TensorDict"), "TensorDict.from_dict(", "return", "lambda"),
-              ("transform=", "transform ="))
-    # ``make_buffer(transform=to_pairs)`` with ``to_pairs`` imported from a file that builds TensorDicts.
-    through_imports = ("transform=", (("TensorDict(", "TensorDict (", "TensorDict.from_dict("),))
+    tokens = ((*called("TensorDict"), "TensorDict.from_dict("), ("transform=", "transform ="))
+    # A transform (group 1) that builds no TensorDict itself may call a project factory, a base class's
+    # helper or a classmethod in another file that does: ``make_buffer(transform=to_pairs)`` with
+    # ``to_pairs`` imported, ``return make_pairs(td)`` in a transform's ``_call``.
+    through_imports = (1, (("TensorDict(", "TensorDict (", "TensorDict.from_dict("),))
     class_roots = _TransformNames()  # a frozenset on the class, computed on first read
     class_group = 1
     valid = (

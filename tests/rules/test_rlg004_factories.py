@@ -325,3 +325,56 @@ def _sample_of_cpu_data(folder, script: str, modules: tuple[str, ...]):
             sys.modules.pop(module, None)
     rb.extend(TensorDict({"obs": torch.zeros(4, 2), "next": {"obs": torch.ones(4, 2)}}, batch_size=[4], device="cpu"))
     return rb.sample()
+
+
+BASE = '''\
+from torchrl.envs import Transform
+
+
+class Base(Transform):
+    pass
+'''
+# A transform whose file builds no TensorDict: it derives from a project transform in another file.
+SUBCLASS = '''\
+from base import Base
+from helpers import {factory}
+
+
+class PairUp(Base):
+    def _call(self, next_tensordict):
+        return {call}
+'''
+
+
+def _alone(root, files: dict[str, str], source: str):
+    """The report when only ``transform.py`` is given, as pre-commit passes it."""
+    from rlguard.config import Config
+    from rlguard.engine.runner import RunOptions, check
+    from rlguard.engine.target import Target
+    from rlguard.rules.data import NEWEST_KNOWN_TORCHRL
+
+    for name, text in {**files, "transform.py": source}.items():
+        (root / name).write_text(text)
+    previous = os.getcwd()
+    os.chdir(root)
+    try:
+        report, _ = check(["transform.py"], Config(root=str(root)), RunOptions(select=["RLG004"], jobs=1, use_cache=False),
+                          Target(NEWEST_KNOWN_TORCHRL, "default"))
+    finally:
+        os.chdir(previous)
+    return report
+
+
+def test_a_transform_that_builds_nothing_itself_is_parsed_only_when_its_imports_reach_a_construction(tmp_path):
+    """The pre-filter passes a transform's file without ``TensorDict(`` when its imports reach a project
+    function that builds one (through a base class of another file too), and clears it otherwise."""
+    files = {"base.py": BASE, "helpers.py": HELPERS}
+    flagged = _alone(tmp_path, files, SUBCLASS.format(factory="build_pair", call="build_pair(next_tensordict)"))
+    assert flagged.files_parsed == 1
+    assert [f.span.line for f in flagged.findings if f.code == "RLG004"] == [7]
+    own = SUBCLASS.replace("from helpers import {factory}\n", "").format(call="next_tensordict.clone()")
+    cleared = _alone(tmp_path, files, own)
+    assert cleared.files_parsed == 0 and cleared.findings == []
+    library = _alone(tmp_path, files, "from torchrl.envs import Transform\n\n\nclass Copy(Transform):\n"
+                                      "    def _call(self, td):\n        return td.clone()\n")
+    assert library.files_parsed == 0 and library.findings == []
