@@ -212,7 +212,7 @@ class ProjectIndex:
         self._modules.setdefault(facts.module, []).append(facts)
 
     def _file(self, path: str) -> FileFacts | None:
-        key = os.path.abspath(path)
+        key = path if path in self._files else os.path.abspath(path)  # the resolver's paths are the keys already
         if key not in self._files and self._loader is not None:
             self._files[key] = FileFacts(path, "", {})  # guards against import cycles while loading
             loaded = self._loader(path)

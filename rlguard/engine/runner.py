@@ -83,14 +83,14 @@ def _through_imports(contents: Mapping[str, bytes | None], tokens: Mapping[str, 
     given = {os.path.abspath(path): data for path, data in contents.items()}
     read = functools.partial(_given_or_read, given)
     in_library = _library_files(given)
+    project = [(path, data) for path, data in contents.items() if data is not None and not in_library(os.path.abspath(path))]
     sources: dict = {}  # each file read and split once, whatever rules ask
     found: dict[str, list[str]] = {}
     for code, (trigger, groups) in through.items():
         own, callers = encoded(tokens[code]), SinkCallers(groups, resolver.resolve, read, sources)
         triggered = _triggered_by(trigger, tokens[code], class_conditions.get(code))
-        for path, data in contents.items():
-            if data is not None and triggered(data) and not in_library(os.path.abspath(path)) and not meets(own, data) \
-                    and callers.calls_into_sink(path, data):
+        for path, data in project:
+            if not meets(own, data) and triggered(data) and callers.calls_into_sink(path, data):
                 found.setdefault(path, []).append(code)
     return {path: tuple(codes) for path, codes in found.items()}
 
