@@ -537,6 +537,8 @@ class _Evaluator:
                 and dotted_name(argument.elt.args[0].value) == argument.for_in.target.value:
             items = self.value(argument.for_in.iter)
             return None if items is None else (lambda v: tuple(int(x) for x in items(v)))
+        if isinstance(argument, cst.GeneratorExp):
+            return None  # any other generator is unknown (``value`` of one asks this very conversion)
         inner = self.value(argument)
         convert: Callable[[Any], Any] = {"int": int, "str": str, "tuple": tuple}[kind]
         return None if inner is None else (lambda v: convert(inner(v)))

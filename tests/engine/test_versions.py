@@ -97,6 +97,15 @@ def test_a_condition_that_cannot_be_evaluated_at_every_version_is_no_gate():
     assert _lines(source) == [3]
 
 
+def test_a_generator_the_model_cannot_read_leaves_the_condition_unknown():
+    """``tuple(<generator>)`` of any other shape than ``int(x) for x in ...`` is no gate, and no endless
+    evaluation (numpy's ``test_casting_unittests.py`` reported RLG999 "too deeply nested")."""
+    for kinds in ("tuple(type(x) for x in 'ab')", "tuple(x for x in torchrl.__version__)", "(str(x) for x in 'ab')"):
+        source = f"import torchrl\nKINDS = {kinds}\nif KINDS == ('a',):\n    from torchrl.data import CompositeSpec\n"
+        found = check_source(source)
+        assert [(f.code, f.span.line) for f in found] == [("RLG007", 4)], kinds  # judged as ungated code
+
+
 def test_the_guard_kind_and_compatibility_flag_of_each_block():
     source = ("from typing import TYPE_CHECKING\nimport torchrl.collectors as tc\n"
               "if TYPE_CHECKING:\n    from torchrl.data import CompositeSpec\n"
