@@ -194,7 +194,8 @@ class TensorDictWithoutDevice(Rule):
     # A transform (group 1) that builds no TensorDict itself may call a project factory, a base class's
     # helper or a classmethod in another file that does: ``make_buffer(transform=to_pairs)`` with
     # ``to_pairs`` imported, ``return make_pairs(td)`` in a transform's ``_call``.
-    through_imports = (1, (("TensorDict(", "TensorDict (", "TensorDict.from_dict("),))
+    # A factory file that imports ``TensorDict as TD`` builds with ``TD(``: any call there may be one.
+    through_imports = (1, (("TensorDict(", "TensorDict (", "TensorDict.from_dict(", ("TensorDict as", "(")),))
     class_roots = _TransformNames()  # a frozenset on the class, computed on first read
     class_group = 1
     valid = (

@@ -378,3 +378,10 @@ def test_a_transform_that_builds_nothing_itself_is_parsed_only_when_its_imports_
     library = _alone(tmp_path, files, "from torchrl.envs import Transform\n\n\nclass Copy(Transform):\n"
                                       "    def _call(self, td):\n        return td.clone()\n")
     assert library.files_parsed == 0 and library.findings == []
+
+
+def test_a_factory_that_builds_under_an_alias_reaches_the_transform_checked_alone(tmp_path):
+    aliased = 'from tensordict import TensorDict as TD\n\n\ndef build_pair(td):\n    return TD({"obs": td["obs"]}, batch_size=td.batch_size)\n'
+    report = _alone(tmp_path, {"base.py": BASE, "helpers.py": aliased},
+                    SUBCLASS.format(factory="build_pair", call="build_pair(next_tensordict)"))
+    assert [(f.code, f.span.line) for f in report.findings] == [("RLG004", 7)]
