@@ -142,10 +142,15 @@ def time_limit(seconds: float) -> Iterator[list[bool]]:
         signal.signal(signal.SIGVTALRM, previous)
 
 
-def load_checking(settings: Settings) -> None:
+def load_checking(settings: Settings, files: Sequence[tuple[str, bytes | None]]) -> None:
     """Import what checking a file takes: called before worker processes fork from this one, each
     worker starts with it instead of importing it again, and this process has it for what comes after
-    (facts of files the index reaches, positions)."""
+    (facts of files the index reaches, positions). Only when one of ``files`` will be parsed (the
+    pre-filter asked here, largest first, until one is): a run of files it clears imports no libcst."""
+    by_size = sorted(((path, data) for path, data in files if data is not None), key=lambda file: -len(file[1]))
+    if not any(_needed(path, data.decode("utf-8", "replace"), settings) for path, data in by_size):
+        return
+    cst.CSTNode  # noqa: B018  # the first use imports libcst (``engine.lazy``)
     import rlguard.engine.context
     import rlguard.engine.parse
     import rlguard.engine.positions

@@ -187,7 +187,7 @@ def analyze_project(paths: Sequence[str], config: Config, options: RunOptions, t
         else:
             todo.append(path)
     fresh = run_all(functools.partial(analyze_file, settings=settings), todo, options.jobs or default_jobs(), _crashed,
-                    weight=lambda path: len(contents[path] or b""), before_fork=functools.partial(load_checking, settings))
+                    weight=lambda path: len(contents[path] or b""), before_fork=functools.partial(load_checking, settings, [(path, contents[path]) for path in todo]))
     project.analyzed = len(todo) + sum(1 for path in found.files if path in sources)
     for path, result in zip(todo, fresh, strict=False):
         results[path] = result

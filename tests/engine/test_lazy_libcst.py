@@ -66,3 +66,13 @@ def test_rule_modules_load_only_for_a_file_that_needs_their_visitor(tree):
     parsed = loaded_rules(tree, "check", *cache, "old.py")  # RLG006's visitor is needed; RLG003's (json) is not
     assert "rlg006_removed_collector_name" in parsed and "rlg003_tensor_in_json" not in parsed
     assert loaded_rules(tree, "check", *cache, "old.py") == []  # served from the cache
+
+
+def test_a_pool_of_cleared_files_loads_nothing_before_it_forks_and_one_that_parses_loads_the_rules(tree):
+    """Loading for the workers (``analyze.load_checking``) happens only when a file of the pool will be parsed."""
+    for name in ("a.py", "b.py", "c.py"):
+        tree.write(name, "import os\n\nprint(os.getcwd())\n")
+    assert _probe(tree, "check", "--no-cache", "--jobs", "2", "a.py", "b.py", "c.py") == {"RULES": [], "LIBCST": []}
+    tree.write("c.py", OLD_IMPORT)
+    loaded = _probe(tree, "check", "--no-cache", "--jobs", "2", "a.py", "b.py", "c.py")
+    assert loaded["LIBCST"] and "rlg001_uncopyable_policy" in loaded["RULES"]  # every selected rule, here
